@@ -1,0 +1,28 @@
+"""Linear layer + bias + ReLU in float16: out = relu(x @ W^T + b). Compute bound (tensor cores)."""
+
+import torch
+import torch.nn as nn
+
+M = 4096  # rows of x (batch * tokens)
+K = 4096  # in_features
+N = 4096  # out_features
+
+# Not multiples of the 128/128/64 tiles: M, N and K tails are all masked.
+KFORGE_SMALL = {"M": 67, "K": 100, "N": 72}
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, dtype=torch.float16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.linear(x))
+
+
+def get_inputs() -> list[torch.Tensor]:
+    return [torch.randn(M, K, dtype=torch.float16)]
+
+
+def get_init_inputs() -> list[int]:
+    return [K, N]

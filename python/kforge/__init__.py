@@ -1,0 +1,3 @@
+"""kforge: verified evaluation of Triton kernels (Python side: worker runtimes)."""
+
+__version__ = "0.1.0"

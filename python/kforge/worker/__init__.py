@@ -1,0 +1,1 @@
+"""Worker runtimes spawned by the kforge binary: the trusted judge and the untrusted candidate."""

@@ -1,0 +1,121 @@
+"""Output comparison and input-mutation checks, run by the judge only.
+
+Default tolerances follow the output dtype's precision (documented in docs/verdict.md):
+float64 1e-7, float32 1e-4 (KernelBench's value: room for reordered reductions and fused multiply-add,
+not for TF32 or half-precision shortcuts), float16 1e-2 (about ten units in the last place),
+bfloat16 2e-2 (eight mantissa bits: one unit in the last place at 1.0 is 7.8e-3), 8-bit floats 1e-1,
+integers and booleans exact. An element passes when |out - ref| <= atol + rtol * |ref|.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kforge.worker.values import describe, dtype_name
+
+DEFAULT_TOLERANCES: dict[torch.dtype, float] = {
+    torch.float64: 1e-7,
+    torch.float32: 1e-4,
+    torch.float16: 1e-2,
+    torch.bfloat16: 2e-2,
+    torch.float8_e4m3fn: 1e-1,
+    torch.float8_e5m2: 1e-1,
+    torch.complex128: 1e-7,
+    torch.complex64: 1e-4,
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+def default_tolerance(dtype: torch.dtype) -> Tolerance:
+    value = DEFAULT_TOLERANCES.get(dtype, 0.0)
+    return Tolerance(atol=value, rtol=value)
+
+
+def resolve_tolerance(dtype: torch.dtype, atol: float | None, rtol: float | None) -> Tolerance:
+    """User overrides win; an unset one keeps the dtype default."""
+    default = default_tolerance(dtype)
+    return Tolerance(atol=default.atol if atol is None else atol, rtol=default.rtol if rtol is None else rtol)
+
+
+def flatten_outputs(value: Any) -> list[Any]:
+    """A forward returns a tensor or a tuple/list of them; compare element by element."""
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    return [value]
+
+
+def _nonfinite_mismatch(out: torch.Tensor, ref: torch.Tensor) -> int:
+    """NaN must sit exactly where the reference has NaN, and infinities must match with their sign."""
+    nan_mismatch = torch.isnan(out) != torch.isnan(ref)
+    inf_mismatch = torch.isinf(out) != torch.isinf(ref)
+    both_inf = torch.isinf(out) & torch.isinf(ref)
+    sign_mismatch = both_inf & (torch.sign(out) != torch.sign(ref))
+    return int((nan_mismatch | inf_mismatch | sign_mismatch).sum().item())
+
+
+def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) -> dict[str, Any]:
+    """Error statistics of one output against its reference; 'passed' says if it is within tolerance."""
+    report: dict[str, Any] = {
+        "dtype": dtype_name(ref.dtype),
+        "shape": list(ref.shape),
+        "atol": tolerance.atol,
+        "rtol": tolerance.rtol,
+    }
+    if out.is_complex() or ref.is_complex():
+        out, ref = torch.view_as_real(out), torch.view_as_real(ref)
+    wide = torch.float64
+    out64, ref64 = out.to(wide), ref.to(wide)
+    nonfinite = _nonfinite_mismatch(out64, ref64)
+    finite = torch.isfinite(out64) & torch.isfinite(ref64)
+    diff = torch.where(finite, (out64 - ref64).abs(), torch.zeros((), dtype=wide, device=out.device))
+    ref_abs = torch.where(finite, ref64.abs(), torch.zeros((), dtype=wide, device=out.device))
+    allowed = tolerance.atol + tolerance.rtol * ref_abs
+    mismatched = int((diff > allowed).sum().item()) + nonfinite
+    ref_norm = float(torch.linalg.vector_norm(ref_abs).item()) if ref.numel() else 0.0
+    diff_norm = float(torch.linalg.vector_norm(diff).item()) if ref.numel() else 0.0
+    tiny = torch.finfo(wide).tiny
+    report.update(
+        max_abs_error=float(diff.max().item()) if diff.numel() else 0.0,
+        # Relative to max(|ref|, atol): elements near zero are judged by atol, so they must not blow it up.
+        max_rel_error=float((diff / ref_abs.clamp_min(max(tolerance.atol, tiny))).max().item())
+        if diff.numel()
+        else 0.0,
+        rel_l2_error=diff_norm / ref_norm if ref_norm > 0 else diff_norm,
+        mismatched_elements=mismatched,
+        nonfinite_mismatches=nonfinite,
+        total_elements=ref.numel(),
+        passed=mismatched == 0,
+    )
+    return report
+
+
+def check_structure(out: Any, ref: torch.Tensor, index: int) -> str | None:
+    """Why out cannot be compared with ref, or None if type, shape, dtype and device agree."""
+    if type(out) is not torch.Tensor:
+        return f"output {index} is {describe(out)}, expected a torch.Tensor"
+    if out.shape != ref.shape:
+        return f"output {index} has shape {list(out.shape)}, expected {list(ref.shape)}"
+    if out.dtype != ref.dtype:
+        return f"output {index} has dtype {dtype_name(out.dtype)}, expected {dtype_name(ref.dtype)}"
+    if out.device != ref.device:
+        return f"output {index} is on {out.device}, expected {ref.device}"
+    return None
+
+
+def mutated_inputs(shared: list[Any], pristine: list[Any]) -> list[int]:
+    """Indices of tensor inputs whose bytes changed during the candidate's call."""
+    changed = []
+    for index, (now, before) in enumerate(zip(shared, pristine, strict=True)):
+        if isinstance(before, torch.Tensor) and before.numel() > 0:
+            same = torch.equal(now.reshape(-1).view(torch.uint8), before.reshape(-1).view(torch.uint8))
+            if not same:
+                changed.append(index)
+    return changed

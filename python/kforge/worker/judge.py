@@ -1,0 +1,262 @@
+"""The judge: trusted, imports only the problem. Builds inputs from seeds, keeps pristine copies,
+computes reference outputs, and compares what the candidate hands back. Run by the kforge binary as
+`python -m kforge.worker.judge` with the protocol pipes on fds 3 and 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from kforge.worker import correctness, protocol, values
+from kforge.worker.protocol import WorkerError
+from kforge.worker.runtime import cuda_driver_for, device_facts, load_module_from_path, select_device
+from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
+from kforge.worker.timing import SampleTimer
+from kforge.worker.tracebacks import exception_summary
+
+SMALL_SIZES_NAME = "KFORGE_SMALL"
+
+
+@dataclass
+class Trial:
+    exporter: SharedTensorExporter
+    shared: list[torch.Tensor]  # what the candidate sees, in export order
+    pristine: list[torch.Tensor]  # untouched copies, same order
+    private_inputs: list[Any]
+    reference: list[Any]
+
+
+@dataclass
+class JudgeState:
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    prefix: str = "kf"
+    problem: ModuleType | None = None
+    problem_path: str = ""
+    model: torch.nn.Module | None = None
+    trials: dict[int, Trial] = field(default_factory=dict)
+    timer: SampleTimer | None = None
+
+
+def _apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Set module-level size constants before get_inputs/get_init_inputs read them."""
+    applied: dict[str, Any] = {}
+    if small:
+        table = getattr(problem, SMALL_SIZES_NAME, None)
+        if not isinstance(table, dict):
+            raise WorkerError(
+                "usage",
+                f"--small needs a module-level dict {SMALL_SIZES_NAME} in the problem; "
+                "give sizes explicitly with --size NAME=VALUE instead",
+            )
+        applied.update(table)
+    applied.update(overrides)
+    for name, value in applied.items():
+        current = getattr(problem, name, None)
+        if not isinstance(current, (int, float)) or isinstance(current, bool):
+            raise WorkerError(
+                "usage", f"size override {name}: the problem has no module-level int/float constant {name!r}"
+            )
+        setattr(problem, name, type(current)(value))
+    return applied
+
+
+def _to_device(value: Any, device: torch.device) -> Any:
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def _clone(value: Any) -> Any:
+    return value.clone() if isinstance(value, torch.Tensor) else value
+
+
+def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
+    summary = exception_summary(exc, state.problem_path)
+    return WorkerError(
+        "problem", f"the problem's {stage} raised {summary['exception']}: {summary['message']}", summary
+    )
+
+
+class Judge:
+    def __init__(self) -> None:
+        self.state = JudgeState()
+
+    def handlers(self) -> dict[str, protocol.Handler]:
+        return {
+            "load": self.load,
+            "start_trial": self.start_trial,
+            "check_trial": self.check_trial,
+            "end_trial": self.end_trial,
+            "time": self.time,
+        }
+
+    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        state = self.state
+        state.device = select_device(str(request["device"]))
+        state.prefix = str(request["prefix"])
+        state.problem_path = str(request["problem_path"])
+        try:
+            problem = load_module_from_path(state.problem_path, "kforge_problem")
+        except WorkerError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a broken problem file is the user's to fix
+            raise _problem_error("import", exc, state) from None
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(problem, name):
+                raise WorkerError(
+                    "problem",
+                    f"the problem file defines no {name}; KernelBench format needs "
+                    "class Model, get_inputs() and get_init_inputs()",
+                )
+        sizes = _apply_size_overrides(problem, bool(request.get("small")), dict(request.get("sizes", {})))
+        seed = int(request["seed"])
+        try:
+            init_inputs = list(problem.get_init_inputs())
+            torch.manual_seed(seed)
+            model = problem.Model(*init_inputs).to(state.device).eval()
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("Model construction", exc, state) from None
+        state.problem, state.model = problem, model
+        init_exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
+        state.trials[-1] = Trial(
+            init_exporter, [], [], [], []
+        )  # init-input buffers live as long as the judge
+        encoded = [values.encode(value, init_exporter.export) for value in init_inputs]
+        try:
+            input_count = len(problem.get_inputs())
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("get_inputs", exc, state) from None
+        return {
+            "init_inputs": encoded,
+            "input_count": input_count,
+            "device": device_facts(state.device),
+            "sizes": sizes,
+        }
+
+    def start_trial(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Fresh inputs from the trial's seed; the reference runs on a private copy of them."""
+        state = self.state
+        assert state.problem is not None and state.model is not None, "load first"
+        trial_id, seed = int(request["trial"]), int(request["seed"])
+        try:
+            torch.manual_seed(seed)
+            inputs = [_to_device(value, state.device) for value in state.problem.get_inputs()]
+            private_inputs = [_clone(value) for value in inputs]
+            with torch.no_grad():
+                reference = correctness.flatten_outputs(state.model(*private_inputs))
+            if state.device.type == "cuda":
+                torch.cuda.synchronize(state.device)
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("reference forward", exc, state) from None
+        exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
+        trial = Trial(exporter, [], [], private_inputs, reference)
+
+        def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
+            descriptor = exporter.export(tensor)
+            trial.shared.append(exporter.last_view)
+            trial.pristine.append(tensor.clone())
+            return descriptor
+
+        encoded = [values.encode(value, export_and_remember) for value in inputs]
+        state.trials[trial_id] = trial
+        return {"inputs": encoded}
+
+    def check_trial(self, request: dict[str, Any]) -> dict[str, Any]:
+        state = self.state
+        trial = state.trials[int(request["trial"])]
+        importer = SharedTensorImporter(state.device, state.prefix, cuda_driver_for(state.device))
+        try:
+            result = self._compare(trial, request, importer)
+        finally:
+            importer.release()
+        return result
+
+    def _compare(
+        self, trial: Trial, request: dict[str, Any], importer: SharedTensorImporter
+    ) -> dict[str, Any]:
+        encoded_outputs = request["outputs"]
+        failures: list[str] = []
+        if len(encoded_outputs) != len(trial.reference):
+            failures.append(
+                f"forward returned {len(encoded_outputs)} output(s), expected {len(trial.reference)}"
+            )
+        reports: list[dict[str, Any]] = []
+        for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
+            report = self._compare_one(index, encoded, ref, importer, request)
+            reports.append(report)
+            if not report["passed"]:
+                failures.append(report.get("reason") or self._mismatch_reason(index, report))
+        mutated = correctness.mutated_inputs(trial.shared, trial.pristine)
+        if mutated:
+            failures.append(f"the candidate modified tensor input(s) {mutated} in place")
+        return {"passed": not failures, "failures": failures, "outputs": reports, "mutated_inputs": mutated}
+
+    def _compare_one(
+        self, index: int, encoded: Any, ref: Any, importer: SharedTensorImporter, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        if not isinstance(ref, torch.Tensor):
+            raise WorkerError(
+                "problem", f"reference output {index} is {values.describe(ref)}; kforge compares tensors"
+            )
+        if not isinstance(encoded, dict) or encoded.get("t") != "tensor":
+            kind = encoded.get("type", "unknown") if isinstance(encoded, dict) else "unknown"
+            return {"passed": False, "reason": f"output {index} is {kind}, expected a torch.Tensor"}
+        declared_device = str(encoded.get("device", ""))
+        if torch.device(declared_device) != ref.device:
+            return {
+                "passed": False,
+                "reason": f"output {index} is on {declared_device}, expected {ref.device}",
+            }
+        try:
+            out = importer.open(encoded)
+        except (KeyError, TypeError, ValueError, OSError, RuntimeError) as exc:
+            raise WorkerError("bad_output", f"output {index} could not be read back: {exc}") from None
+        problem = correctness.check_structure(out, ref, index)
+        if problem is not None:
+            return {"passed": False, "reason": problem}
+        tolerance = correctness.resolve_tolerance(ref.dtype, request.get("atol"), request.get("rtol"))
+        return correctness.compare_tensor(out, ref, tolerance)
+
+    @staticmethod
+    def _mismatch_reason(index: int, report: dict[str, Any]) -> str:
+        return (
+            f"output {index}: {report['mismatched_elements']} of {report['total_elements']} elements outside "
+            f"atol={report['atol']:g} rtol={report['rtol']:g} (max abs error {report['max_abs_error']:.3g}, "
+            f"max rel error {report['max_rel_error']:.3g}, "
+            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)"
+        )
+
+    def end_trial(self, request: dict[str, Any]) -> dict[str, Any]:
+        trial = self.state.trials.pop(int(request["trial"]), None)
+        if trial is not None:
+            trial.exporter.release()
+        return {}
+
+    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Time the reference on its private copy of a trial's inputs."""
+        state = self.state
+        if state.device.type != "cuda":
+            raise WorkerError("usage", "timing needs a CUDA device")
+        trial = state.trials[int(request["trial"])]
+        model = state.model
+        assert model is not None
+        if state.timer is None:
+            state.timer = SampleTimer(state.device)
+
+        def call() -> object:
+            with torch.no_grad():
+                return model(*trial.private_inputs)
+
+        state.timer.warm_up(call, int(request.get("warmup", 0)))
+        return {"samples_ms": state.timer.samples_ms(call, int(request["count"]))}
+
+
+def main() -> None:
+    judge = Judge()
+    protocol.serve(judge.handlers(), protocol.internal_error)
+
+
+if __name__ == "__main__":
+    main()

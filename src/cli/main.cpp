@@ -1,0 +1,32 @@
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <exception>
+#include <iostream>
+
+#include "cli/eval_command.hpp"
+
+namespace {
+constexpr const char* kVersion = "0.1.0";
+}
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe must give an error, not kill kforge
+  CLI::App app{"kforge: verifies, times and rewards Triton kernels against PyTorch references"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", kVersion);
+  const auto run_eval = kforge::cli::add_eval_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& success) {
+    return app.exit(success);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return 2;  // usage errors always exit 2, whatever CLI11's own code
+  }
+  try {
+    return run_eval();
+  } catch (const std::exception& error) {
+    std::cerr << "kforge: internal error: " << error.what() << "\n";
+    return 2;
+  }
+}

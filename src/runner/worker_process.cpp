@@ -1,0 +1,320 @@
+#include "runner/worker_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace kforge::runner {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kReplyFd = 4;
+constexpr auto kGracePeriod = std::chrono::milliseconds(2000);
+
+struct Pipe {
+  int read_end = -1;
+  int write_end = -1;
+};
+
+Pipe make_pipe() {
+  std::array<int, 2> fds{};
+  if (pipe2(fds.data(), O_CLOEXEC) != 0) {
+    throw std::runtime_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  return Pipe{fds[0], fds[1]};
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+std::string signal_name(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signal);
+}
+
+// Runs in the forked child: only async-signal-safe calls until execve.
+[[noreturn]] void exec_child(const std::vector<char*>& argv, const std::vector<char*>& envp,
+                             const char* working_dir, int request_read, int reply_write, int log_write,
+                             int status_write) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker never outlives a killed kforge
+  signal(SIGPIPE, SIG_DFL);
+  const int dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // Move the fds above the fixed slots first so the dup2 calls cannot clobber each other.
+  const int req = fcntl(request_read, F_DUPFD_CLOEXEC, 10);
+  const int rep = fcntl(reply_write, F_DUPFD_CLOEXEC, 10);
+  const int log = fcntl(log_write, F_DUPFD_CLOEXEC, 10);
+  if (dev_null < 0 || req < 0 || rep < 0 || log < 0 || dup2(dev_null, STDIN_FILENO) < 0 ||
+      dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 || dup2(req, kRequestFd) < 0 ||
+      dup2(rep, kReplyFd) < 0 || chdir(working_dir) != 0) {
+    const int error = errno;
+    [[maybe_unused]] auto written = write(status_write, &error, sizeof error);
+    _exit(127);
+  }
+  close_range(kReplyFd + 1, ~0U, CLOSE_RANGE_CLOEXEC);  // nothing else kforge inherited leaks in
+  execve(argv[0], argv.data(), envp.data());
+  const int error = errno;
+  [[maybe_unused]] auto written = write(status_write, &error, sizeof error);
+  _exit(127);
+}
+
+}  // namespace
+
+WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
+  std::vector<std::string> argv_storage{launch.executable.string()};
+  argv_storage.insert(argv_storage.end(), launch.arguments.begin(), launch.arguments.end());
+  std::vector<std::string> env_storage;
+  env_storage.reserve(launch.environment.size());
+  for (const auto& [name, value] : launch.environment) {
+    env_storage.push_back(name + "=" + value);
+  }
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  for (auto& arg : argv_storage) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  for (auto& entry : env_storage) {
+    envp.push_back(entry.data());
+  }
+  envp.push_back(nullptr);
+  const std::string working_dir = launch.working_directory.string();
+
+  Pipe requests = make_pipe();
+  Pipe replies = make_pipe();
+  Pipe log = make_pipe();
+  Pipe exec_status = make_pipe();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int error = errno;
+    for (int fd : {requests.read_end, requests.write_end, replies.read_end, replies.write_end, log.read_end,
+                   log.write_end, exec_status.read_end, exec_status.write_end}) {
+      ::close(fd);
+    }
+    throw std::runtime_error(fmt::format("cannot fork a worker process: {}", std::strerror(error)));
+  }
+  if (pid == 0) {
+    exec_child(argv, envp, working_dir.c_str(), requests.read_end, replies.write_end, log.write_end,
+               exec_status.write_end);
+  }
+  setpgid(pid, pid);  // also here, so signals to the group work before the child runs
+  for (int fd : {requests.read_end, replies.write_end, log.write_end, exec_status.write_end}) {
+    ::close(fd);
+  }
+  int child_errno = 0;
+  const auto status_bytes = read(exec_status.read_end, &child_errno, sizeof child_errno);
+  ::close(exec_status.read_end);
+  WorkerProcess process(pid, requests.write_end, replies.read_end, log.read_end);
+  if (status_bytes > 0) {
+    process.stop();
+    throw std::runtime_error(
+        fmt::format("cannot start {}: {}", launch.executable.string(), std::strerror(child_errno)));
+  }
+  return process;
+}
+
+WorkerProcess::WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd)
+    : pid_(pid), request_fd_(request_fd), reply_fd_(reply_fd), log_fd_(log_fd) {}
+
+WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      request_fd_(std::exchange(other.request_fd_, -1)),
+      reply_fd_(std::exchange(other.reply_fd_, -1)),
+      log_fd_(std::exchange(other.log_fd_, -1)),
+      pending_(std::move(other.pending_)),
+      log_(std::move(other.log_)) {}
+
+WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
+  if (this != &other) {
+    stop();
+    pid_ = std::exchange(other.pid_, -1);
+    request_fd_ = std::exchange(other.request_fd_, -1);
+    reply_fd_ = std::exchange(other.reply_fd_, -1);
+    log_fd_ = std::exchange(other.log_fd_, -1);
+    pending_ = std::move(other.pending_);
+    log_ = std::move(other.log_);
+  }
+  return *this;
+}
+
+WorkerProcess::~WorkerProcess() { stop(); }
+
+void WorkerProcess::append_log(const char* data, std::size_t size) {
+  log_.append(data, size);
+  if (log_.size() > kLogTailBytes) {
+    log_.erase(0, log_.size() - kLogTailBytes);
+  }
+}
+
+void WorkerProcess::drain_log(bool until_eof) {
+  std::array<char, 16384> buffer{};
+  while (log_fd_ >= 0) {
+    pollfd entry{log_fd_, POLLIN, 0};
+    if (poll(&entry, 1, until_eof ? 200 : 0) <= 0) {
+      return;
+    }
+    const auto count = read(log_fd_, buffer.data(), buffer.size());
+    if (count <= 0) {
+      close_fd(log_fd_);
+      return;
+    }
+    append_log(buffer.data(), static_cast<std::size_t>(count));
+  }
+}
+
+WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) {
+    return WorkerFailure{WorkerFailureKind::exited, "the worker is no longer running", 0, 0};
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string_view remaining = line;
+  while (!remaining.empty()) {
+    const auto written = write(request_fd_, remaining.data(), remaining.size());
+    if (written < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return reap_after_eof();  // EPIPE: the worker is gone
+    }
+    remaining.remove_prefix(static_cast<std::size_t>(written));
+  }
+  std::array<char, 65536> buffer{};
+  while (true) {
+    if (const auto newline = pending_.find('\n'); newline != std::string::npos) {
+      std::string reply = pending_.substr(0, newline);
+      pending_.erase(0, newline + 1);
+      drain_log(false);
+      auto parsed = nlohmann::json::parse(reply, nullptr, false);
+      if (parsed.is_discarded() || !parsed.is_object()) {
+        return kill_and_reap(WorkerFailureKind::protocol,
+                             "the worker sent a reply that is not a JSON object");
+      }
+      return parsed;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return kill_and_reap(
+          WorkerFailureKind::timeout,
+          fmt::format("no reply within {:.0f} s", std::chrono::duration<double>(timeout).count()));
+    }
+    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    std::array<pollfd, 2> fds{pollfd{reply_fd_, POLLIN, 0}, pollfd{log_fd_, POLLIN, 0}};
+    const int ready = poll(fds.data(), log_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long>(wait_ms, 1000)));
+    if (ready < 0 && errno != EINTR) {
+      return kill_and_reap(WorkerFailureKind::protocol, fmt::format("poll failed: {}", std::strerror(errno)));
+    }
+    if (log_fd_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+      drain_log(false);
+    }
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      const auto count = read(reply_fd_, buffer.data(), buffer.size());
+      if (count <= 0) {
+        return reap_after_eof();
+      }
+      pending_.append(buffer.data(), static_cast<std::size_t>(count));
+      if (pending_.size() > kMaxReplyBytes) {
+        return kill_and_reap(WorkerFailureKind::protocol, "the worker sent a reply larger than 64 MiB");
+      }
+    }
+  }
+}
+
+WorkerFailure WorkerProcess::reap_after_eof() {
+  // The reply pipe closed: the worker is exiting or dead. Give it a moment, then force it.
+  const auto deadline = std::chrono::steady_clock::now() + kGracePeriod;
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    return kill_and_reap(WorkerFailureKind::exited, "the worker closed its reply pipe but did not exit");
+  }
+  kill(-pid_, SIGKILL);  // anything it left behind in its group
+  pid_ = -1;
+  drain_log(true);
+  close_fds();
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    return WorkerFailure{WorkerFailureKind::signaled,
+                         fmt::format("the process was killed by {} ({})", signal_name(signal),
+                                     sigdescr_np(signal) != nullptr ? sigdescr_np(signal) : "unknown"),
+                         0, signal};
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return WorkerFailure{WorkerFailureKind::exited, fmt::format("the process exited with status {}", code),
+                       code, 0};
+}
+
+WorkerFailure WorkerProcess::kill_and_reap(WorkerFailureKind kind, std::string message) {
+  if (pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+  drain_log(false);
+  close_fds();
+  return WorkerFailure{kind, std::move(message), 0, 0};
+}
+
+void WorkerProcess::suspend() const {
+  if (pid_ > 0) {
+    kill(-pid_, SIGSTOP);
+  }
+}
+
+void WorkerProcess::resume() const {
+  if (pid_ > 0) {
+    kill(-pid_, SIGCONT);
+  }
+}
+
+void WorkerProcess::stop() {
+  if (pid_ <= 0) {
+    close_fds();
+    return;
+  }
+  resume();
+  close_fd(request_fd_);  // end of input asks the worker to exit on its own
+  const auto deadline = std::chrono::steady_clock::now() + kGracePeriod;
+  int status = 0;
+  while (waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill_and_reap(WorkerFailureKind::exited, "stopped");
+      return;
+    }
+    drain_log(false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid_, SIGKILL);
+  pid_ = -1;
+  drain_log(true);
+  close_fds();
+}
+
+void WorkerProcess::close_fds() {
+  close_fd(request_fd_);
+  close_fd(reply_fd_);
+  close_fd(log_fd_);
+}
+
+}  // namespace kforge::runner

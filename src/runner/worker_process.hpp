@@ -1,0 +1,78 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace kforge::runner {
+
+// How to start one worker: the interpreter, its arguments and its whole (scrubbed) environment.
+struct WorkerLaunch {
+  std::filesystem::path executable;
+  std::vector<std::string> arguments;
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::filesystem::path working_directory;
+};
+
+enum class WorkerFailureKind { timeout, exited, signaled, protocol };
+
+// Why a call got no reply: the worker hung, exited, was killed by a signal, or spoke nonsense.
+struct WorkerFailure {
+  WorkerFailureKind kind = WorkerFailureKind::protocol;
+  std::string message;
+  int exit_code = 0;
+  int signal = 0;
+};
+
+using WorkerReply = std::variant<nlohmann::json, WorkerFailure>;
+
+// A worker process in its own process group, spoken to with JSON lines on fds 3 (in) and 4 (out);
+// its stdout and stderr are kept as a bounded log. The destructor always kills and reaps the group.
+class WorkerProcess {
+ public:
+  static constexpr std::size_t kLogTailBytes = 64 * 1024;
+  static constexpr std::size_t kMaxReplyBytes = 64 * 1024 * 1024;
+
+  // Throws std::runtime_error when the process cannot be started (an environment problem).
+  static WorkerProcess start(const WorkerLaunch& launch);
+
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+  WorkerProcess(WorkerProcess&& other) noexcept;
+  WorkerProcess& operator=(WorkerProcess&& other) noexcept;
+  ~WorkerProcess();
+
+  // Sends one request and waits for its reply; on timeout or death the group is killed and reaped.
+  WorkerReply call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+
+  void suspend() const;  // SIGSTOP the group, e.g. while the other side is being timed
+  void resume() const;   // SIGCONT
+  void stop();           // close its input, give it a moment, then kill the group and reap
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  std::string log_tail() const { return log_; }
+
+ private:
+  WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd);
+  void drain_log(bool until_eof);
+  void append_log(const char* data, std::size_t size);
+  WorkerFailure reap_after_eof();
+  WorkerFailure kill_and_reap(WorkerFailureKind kind, std::string message);
+  void close_fds();
+
+  pid_t pid_ = -1;
+  int request_fd_ = -1;
+  int reply_fd_ = -1;
+  int log_fd_ = -1;
+  std::string pending_;
+  std::string log_;
+};
+
+}  // namespace kforge::runner

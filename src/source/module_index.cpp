@@ -1,0 +1,1122 @@
+#include "source/module_index.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace kforge::source {
+namespace {
+
+// Bounds base-class chains and import/alias rewriting of dotted names.
+constexpr int kMaxResolutionDepth = 16;
+// Bounds the recursion through alias chains (a = b; b = c; ...) and nested displays.
+constexpr int kMaxAliasDepth = 64;
+// Bounds the classes collected along a base-class hierarchy.
+constexpr std::size_t kMaxHierarchySize = 64;
+
+constexpr std::array<std::string_view, 11> kBuiltinTypeNames = {
+    "dict", "list", "tuple", "set", "frozenset", "type", "int", "float", "str", "bytes", "object"};
+
+enum class ScopeKind : std::uint8_t { module, class_body, function, lambda };
+
+// A value assigned to a name, with the scope in which the value expression is evaluated.
+struct ValueSite {
+  const Expr* value;
+  std::size_t scope;
+};
+
+struct Scope {
+  ScopeKind kind = ScopeKind::module;
+  const Node* node = nullptr;
+  std::string name;
+  std::string qualified_name;
+  std::optional<std::size_t> parent;
+  std::optional<std::size_t> method_class;  // class scope whose method encloses this scope
+  std::string self_name;                    // first parameter of that method
+  std::vector<std::size_t> children;
+  std::map<std::string, std::size_t, std::less<>> functions;  // defs directly in this scope
+  std::map<std::string, std::size_t, std::less<>> classes;
+  std::map<std::string, std::vector<const Expr*>, std::less<>> assignments;
+  std::map<std::string, std::vector<ValueSite>, std::less<>> instance_attributes;  // `self.x = v`
+  std::vector<const Expr*> references;                                             // Name and Attribute nodes
+  std::vector<const Call*> calls;
+};
+
+struct PendingNode {
+  const Node* node;
+  std::size_t scope;
+};
+
+enum class TritonDecorator : std::uint8_t { none, jit, autotune, heuristics };
+
+std::vector<std::string> split_dotted(std::string_view dotted) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= dotted.size()) {
+    const std::size_t dot = dotted.find('.', start);
+    const std::size_t end = dot == std::string_view::npos ? dotted.size() : dot;
+    parts.emplace_back(dotted.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+bool is_static_method(const FunctionDef& def) {
+  return std::any_of(def.decorators.begin(), def.decorators.end(),
+                     [](const ExprPtr& decorator) { return dotted_name(*decorator) == "staticmethod"; });
+}
+
+// Parameter names of a method without its leading self/cls.
+std::vector<std::string> method_parameters(const FunctionDef& def) {
+  std::vector<std::string> names;
+  for (const auto& param : def.params) {
+    names.push_back(param->name);
+  }
+  const bool has_receiver = !def.params.empty() && !is_static_method(def) &&
+                            (def.params.front()->parameter_kind == ParameterKind::positional_only ||
+                             def.params.front()->parameter_kind == ParameterKind::positional_or_keyword);
+  if (has_receiver) {
+    names.erase(names.begin());
+  }
+  return names;
+}
+
+// Name of the self/cls parameter of a method, empty for static methods.
+std::string receiver_name(const FunctionDef& def) {
+  return method_parameters(def).size() < def.params.size() ? def.params.front()->name : std::string();
+}
+
+// State of one resolution query (what may `expr` call or denote?): values already resolved, so
+// alias cycles terminate, and the current alias-chain depth, so recursion stays bounded.
+class Resolution {
+ public:
+  bool enter(const Expr* value, std::size_t scope) {
+    if (depth_ >= kMaxAliasDepth || !visited_.insert({value, scope}).second) {
+      return false;
+    }
+    ++depth_;
+    return true;
+  }
+  void leave() { --depth_; }
+
+ private:
+  std::set<std::pair<const Expr*, std::size_t>> visited_;
+  int depth_ = 0;
+};
+
+// One step of a Resolution for the lifetime of a scope.
+class ResolutionStep {
+ public:
+  ResolutionStep(Resolution& resolution, const Expr* value, std::size_t scope)
+      : resolution_(resolution), entered_(resolution.enter(value, scope)) {}
+  ResolutionStep(const ResolutionStep&) = delete;
+  ResolutionStep(ResolutionStep&&) = delete;
+  ResolutionStep& operator=(const ResolutionStep&) = delete;
+  ResolutionStep& operator=(ResolutionStep&&) = delete;
+  ~ResolutionStep() {
+    if (entered_) {
+      resolution_.leave();
+    }
+  }
+  // False when the value was resolved before in this query or the chain is too deep.
+  bool entered() const { return entered_; }
+
+ private:
+  Resolution& resolution_;
+  bool entered_;
+};
+
+class IndexBuilder {
+ public:
+  ModuleIndex build(const Module& module) {
+    collect(module);
+    register_custom_ops();
+    classify_kernels();
+    find_model();
+    compute_reachability();
+    find_launches();
+    fill_definitions();
+    return std::move(index_);
+  }
+
+ private:
+  // ------------------------------------------------------------------------------------------
+  // Phase 1: scopes, definitions, assignments, references and calls
+
+  void collect(const Module& module) {
+    Scope root;
+    root.node = &module;
+    scopes_.push_back(std::move(root));
+    std::vector<PendingNode> pending{{&module, 0}};
+    while (!pending.empty()) {
+      const PendingNode next = pending.back();
+      pending.pop_back();
+      visit(*next.node, next.scope, pending);
+    }
+  }
+
+  static void push_children(const Node& node, std::size_t scope, std::vector<PendingNode>& pending) {
+    const std::vector<const Node*> children = children_of(node);
+    std::for_each(children.rbegin(), children.rend(), [&](const Node* child) {
+      pending.push_back({child, scope});
+    });
+  }
+
+  template <class T>
+  static void push_all(const std::vector<std::unique_ptr<T>>& nodes, std::size_t scope,
+                       std::vector<PendingNode>& pending) {
+    std::for_each(nodes.rbegin(), nodes.rend(), [&](const std::unique_ptr<T>& node) {
+      pending.push_back({node.get(), scope});
+    });
+  }
+
+  template <class T>
+  static void push_optional(const std::unique_ptr<T>& node, std::size_t scope,
+                            std::vector<PendingNode>& pending) {
+    if (node) {
+      pending.push_back({node.get(), scope});
+    }
+  }
+
+  void visit(const Node& node, std::size_t scope, std::vector<PendingNode>& pending) {
+    if (const auto* def = node_cast<FunctionDef>(node)) {
+      open_function(*def, scope, pending);
+    } else if (const auto* lambda = node_cast<Lambda>(node)) {
+      open_lambda(*lambda, scope, pending);
+    } else if (const auto* class_def = node_cast<ClassDef>(node)) {
+      open_class(*class_def, scope, pending);
+    } else {
+      record(node, scope);
+      push_children(node, scope, pending);
+    }
+  }
+
+  std::string qualify(std::size_t outer, std::string_view name) const {
+    const Scope& scope = scopes_[outer];
+    switch (scope.kind) {
+      case ScopeKind::module:
+        return std::string(name);
+      case ScopeKind::class_body:
+        return scope.qualified_name + "." + std::string(name);
+      default:
+        return scope.qualified_name + ".<locals>." + std::string(name);
+    }
+  }
+
+  std::size_t open_scope(ScopeKind kind, const Node& node, std::string name, std::size_t outer) {
+    Scope scope;
+    scope.kind = kind;
+    scope.node = &node;
+    scope.qualified_name = qualify(outer, name);
+    scope.name = std::move(name);
+    scope.parent = outer;
+    scope.method_class = scopes_[outer].method_class;
+    scope.self_name = scopes_[outer].self_name;
+    scopes_.push_back(std::move(scope));
+    const std::size_t index = scopes_.size() - 1;
+    scopes_[outer].children.push_back(index);
+    return index;
+  }
+
+  void open_function(const FunctionDef& def, std::size_t outer, std::vector<PendingNode>& pending) {
+    const std::size_t scope = open_scope(ScopeKind::function, def, def.name, outer);
+    scopes_[outer].functions[def.name] = scope;
+    if (scopes_[outer].kind == ScopeKind::class_body) {
+      scopes_[scope].method_class = outer;
+      scopes_[scope].self_name = receiver_name(def);
+    }
+    function_scopes_.push_back(scope);
+    push_all(def.body, scope, pending);
+    push_optional(def.returns, outer, pending);
+    push_all(def.params, outer, pending);
+    push_all(def.type_params, outer, pending);
+    push_all(def.decorators, outer, pending);
+  }
+
+  void open_lambda(const Lambda& lambda, std::size_t outer, std::vector<PendingNode>& pending) {
+    const std::size_t scope = open_scope(ScopeKind::lambda, lambda, "<lambda>", outer);
+    push_optional(lambda.body, scope, pending);
+    push_all(lambda.params, outer, pending);
+  }
+
+  void open_class(const ClassDef& class_def, std::size_t outer, std::vector<PendingNode>& pending) {
+    const std::size_t scope = open_scope(ScopeKind::class_body, class_def, class_def.name, outer);
+    scopes_[outer].classes[class_def.name] = scope;
+    scopes_[scope].method_class.reset();
+    scopes_[scope].self_name.clear();
+    push_all(class_def.body, scope, pending);
+    push_all(class_def.keywords, outer, pending);
+    push_all(class_def.bases, outer, pending);
+    push_all(class_def.decorators, outer, pending);
+  }
+
+  void record(const Node& node, std::size_t scope) {
+    switch (node.kind()) {
+      case NodeKind::name:
+      case NodeKind::attribute:
+        scopes_[scope].references.push_back(dynamic_cast<const Expr*>(&node));
+        break;
+      case NodeKind::call:
+        scopes_[scope].calls.push_back(node_cast<Call>(node));
+        break;
+      case NodeKind::assign: {
+        const auto& assign = *node_cast<Assign>(node);
+        for (const ExprPtr& target : assign.targets) {
+          record_assignment(*target, *assign.value, scope);
+        }
+        break;
+      }
+      case NodeKind::ann_assign: {
+        const auto& assign = *node_cast<AnnAssign>(node);
+        if (assign.value) {
+          record_assignment(*assign.target, *assign.value, scope);
+        }
+        break;
+      }
+      case NodeKind::named_expr: {
+        const auto& named = *node_cast<NamedExpr>(node);
+        record_assignment(*named.target, *named.value, scope);
+        break;
+      }
+      case NodeKind::for_stmt: {
+        const auto& loop = *node_cast<For>(node);
+        record_assignment(*loop.target, *loop.iter, scope);  // the target takes the elements
+        break;
+      }
+      case NodeKind::comprehension: {
+        const auto& clause = *node_cast<Comprehension>(node);
+        record_assignment(*clause.target, *clause.iter, scope);
+        break;
+      }
+      case NodeKind::import_stmt:
+        record_import(*node_cast<Import>(node));
+        break;
+      case NodeKind::import_from:
+        record_import_from(*node_cast<ImportFrom>(node));
+        break;
+      default:
+        break;
+    }
+  }
+
+  static const ExprList* sequence_elements(const Expr& expr) {
+    if (const auto* tuple = node_cast<Tuple>(expr)) {
+      return &tuple->elements;
+    }
+    if (const auto* list = node_cast<List>(expr)) {
+      return &list->elements;
+    }
+    return nullptr;
+  }
+
+  void record_assignment(const Expr& target, const Expr& value, std::size_t scope) {
+    if (const auto* name = node_cast<Name>(target)) {
+      scopes_[scope].assignments[name->id].push_back(&value);
+      return;
+    }
+    if (const auto* attribute = node_cast<Attribute>(target)) {
+      const auto* receiver = node_cast<Name>(attribute->value.get());
+      const Scope& current = scopes_[scope];
+      if (receiver != nullptr && current.method_class && receiver->id == current.self_name) {
+        scopes_[*current.method_class].instance_attributes[attribute->attr].push_back({&value, scope});
+      }
+      return;
+    }
+    // `a, b = k1, k2` pairs up elements when both sides are displays of the same length.
+    const ExprList* targets = sequence_elements(target);
+    const ExprList* values = sequence_elements(value);
+    if (targets != nullptr && values != nullptr && targets->size() == values->size()) {
+      for (std::size_t i = 0; i < targets->size(); ++i) {
+        record_assignment(*(*targets)[i], *(*values)[i], scope);
+      }
+    }
+  }
+
+  void record_import(const Import& node) {
+    for (const auto& alias : node.names) {
+      ImportInfo info;
+      info.module = alias->name;
+      info.alias = alias->asname;
+      info.location = node.location;
+      index_.imports.push_back(std::move(info));
+      if (!alias->asname.empty()) {
+        import_aliases_[alias->asname] = alias->name;
+      } else {
+        const std::string root = split_dotted(alias->name).front();
+        import_aliases_[root] = root;
+      }
+    }
+  }
+
+  void record_import_from(const ImportFrom& node) {
+    ImportInfo info;
+    info.is_from = true;
+    info.module = node.module;
+    info.level = node.level;
+    info.location = node.location;
+    const std::string prefix = std::string(static_cast<std::size_t>(node.level), '.') + node.module;
+    for (const auto& alias : node.names) {
+      info.names.push_back({alias->name, alias->asname});
+      if (alias->name == "*") {
+        star_import_modules_.insert(prefix);
+        continue;
+      }
+      const std::string& bound = alias->asname.empty() ? alias->name : alias->asname;
+      import_aliases_[bound] =
+          prefix.empty() || prefix.back() == '.' ? prefix + alias->name : prefix + "." + alias->name;
+    }
+    index_.imports.push_back(std::move(info));
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Name resolution
+
+  // "tt.jit" -> "triton.jit" through imports and module-level aliases such as `my_jit = tt.jit`.
+  std::string resolve_dotted(std::string_view dotted, int depth = 0) const {
+    const std::size_t dot = dotted.find('.');
+    const std::string root(dotted.substr(0, dot));
+    const std::string rest(dot == std::string_view::npos ? std::string_view() : dotted.substr(dot));
+    if (const auto found = import_aliases_.find(root); found != import_aliases_.end()) {
+      return found->second + rest;
+    }
+    if (depth < kMaxResolutionDepth) {
+      const auto& module_assignments = scopes_.front().assignments;
+      if (const auto found = module_assignments.find(root); found != module_assignments.end()) {
+        for (const Expr* value : found->second) {
+          const std::string target = dotted_name(*value);
+          if (!target.empty() && target != root) {
+            return resolve_dotted(target + rest, depth + 1);
+          }
+        }
+      }
+    }
+    if (star_import_modules_.contains("triton") &&
+        (root == "jit" || root == "autotune" || root == "heuristics")) {
+      return "triton." + std::string(dotted);
+    }
+    return std::string(dotted);
+  }
+
+  TritonDecorator classify_decorator(const Expr& decorator) const {
+    const auto* call = node_cast<Call>(decorator);
+    const std::string name = dotted_name(call != nullptr ? *call->func : decorator);
+    if (name.empty()) {
+      return TritonDecorator::none;
+    }
+    const std::string resolved = resolve_dotted(name);
+    if (!resolved.starts_with("triton.")) {
+      return TritonDecorator::none;
+    }
+    const std::string_view last = std::string_view(resolved).substr(resolved.rfind('.') + 1);
+    if (last == "jit") {
+      return TritonDecorator::jit;
+    }
+    if (last == "autotune") {
+      return TritonDecorator::autotune;
+    }
+    return last == "heuristics" ? TritonDecorator::heuristics : TritonDecorator::none;
+  }
+
+  // Scopes visible from `scope` for a name lookup: itself, then enclosing function scopes and the
+  // module (class bodies do not enclose the functions defined in them).
+  std::vector<std::size_t> lookup_chain(std::size_t scope) const {
+    std::vector<std::size_t> chain{scope};
+    for (std::optional<std::size_t> current = scopes_[scope].parent; current;
+         current = scopes_[*current].parent) {
+      if (scopes_[*current].kind != ScopeKind::class_body) {
+        chain.push_back(*current);
+      }
+    }
+    return chain;
+  }
+
+  std::optional<std::size_t> lookup_function(std::size_t scope, std::string_view name) const {
+    for (const std::size_t candidate : lookup_chain(scope)) {
+      if (const auto found = scopes_[candidate].functions.find(name);
+          found != scopes_[candidate].functions.end()) {
+        return found->second;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::size_t> lookup_class(std::size_t scope, std::string_view name) const {
+    for (const std::size_t candidate : lookup_chain(scope)) {
+      if (const auto found = scopes_[candidate].classes.find(name);
+          found != scopes_[candidate].classes.end()) {
+        return found->second;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Values assigned to `name` in the nearest visible scope that assigns it.
+  std::vector<ValueSite> assigned_values(std::size_t scope, std::string_view name) const {
+    std::vector<ValueSite> sites;
+    for (const std::size_t candidate : lookup_chain(scope)) {
+      const auto& assignments = scopes_[candidate].assignments;
+      if (const auto found = assignments.find(name); found != assignments.end()) {
+        for (const Expr* value : found->second) {
+          sites.push_back({value, candidate});
+        }
+        break;
+      }
+    }
+    return sites;
+  }
+
+  // Method `name` of a class or, failing that, of its bases defined in this module.
+  std::optional<std::size_t> find_method(std::size_t class_scope, std::string_view name,
+                                         int depth = 0) const {
+    if (depth > kMaxResolutionDepth) {
+      return std::nullopt;
+    }
+    const Scope& scope = scopes_[class_scope];
+    if (const auto found = scope.functions.find(name); found != scope.functions.end()) {
+      return found->second;
+    }
+    for (const std::size_t base : base_classes(class_scope)) {
+      if (const auto method = find_method(base, name, depth + 1)) {
+        return method;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::vector<std::size_t> base_classes(std::size_t class_scope) const {
+    std::vector<std::size_t> bases;
+    const auto* class_def = node_cast<ClassDef>(scopes_[class_scope].node);
+    const std::optional<std::size_t> outer = scopes_[class_scope].parent;
+    if (class_def == nullptr || !outer) {
+      return bases;
+    }
+    for (const ExprPtr& base : class_def->bases) {
+      const std::string name = dotted_name(*base);
+      if (const auto found = lookup_class(*outer, name); found && *found != class_scope) {
+        bases.push_back(*found);
+      }
+    }
+    return bases;
+  }
+
+  // The class and its bases defined in this module, nearest first.
+  std::vector<std::size_t> class_hierarchy(std::size_t class_scope) const {
+    std::vector<std::size_t> hierarchy{class_scope};
+    for (std::size_t i = 0; i < hierarchy.size() && hierarchy.size() < kMaxHierarchySize; ++i) {
+      for (const std::size_t base : base_classes(hierarchy[i])) {
+        if (std::find(hierarchy.begin(), hierarchy.end(), base) == hierarchy.end()) {
+          hierarchy.push_back(base);
+        }
+      }
+    }
+    return hierarchy;
+  }
+
+  // Classes that `self` may be an instance of inside a method of `class_scope`: the class itself,
+  // and the model class when it derives from it (so a base's forward sees the model's overrides).
+  std::vector<std::size_t> receiver_classes(std::size_t class_scope) const {
+    std::vector<std::size_t> receivers{class_scope};
+    if (model_scope_ && *model_scope_ != class_scope) {
+      const std::vector<std::size_t> hierarchy = class_hierarchy(*model_scope_);
+      if (std::find(hierarchy.begin(), hierarchy.end(), class_scope) != hierarchy.end()) {
+        receivers.push_back(*model_scope_);
+      }
+    }
+    return receivers;
+  }
+
+  // Values an attribute may hold on instances of `class_scope`: `self.name = v` in any method
+  // and `name = v` in the class body, of the class and its bases.
+  std::vector<ValueSite> held_values(std::size_t class_scope, const std::string& name) const {
+    std::vector<ValueSite> sites;
+    for (const std::size_t owner : class_hierarchy(class_scope)) {
+      const Scope& scope = scopes_[owner];
+      if (const auto found = scope.instance_attributes.find(name); found != scope.instance_attributes.end()) {
+        sites.insert(sites.end(), found->second.begin(), found->second.end());
+      }
+      if (const auto found = scope.assignments.find(name); found != scope.assignments.end()) {
+        for (const Expr* value : found->second) {
+          sites.push_back({value, owner});
+        }
+      }
+    }
+    return sites;
+  }
+
+  // Classes of this module instantiated anywhere inside `value` (e.g. `Block(...)` in
+  // `nn.ModuleList([Block(d) for _ in range(n)])`).
+  std::vector<std::size_t> instantiated_classes(const Expr& value, std::size_t scope) const {
+    std::vector<std::size_t> classes;
+    walk(value, [&](const Node& node) {
+      if (const auto* call = node_cast<Call>(node)) {
+        if (const auto* callee = node_cast<Name>(call->func.get())) {
+          if (const auto found = lookup_class(scope, callee->id)) {
+            classes.push_back(*found);
+          }
+        }
+      }
+      return WalkAction::visit_children;
+    });
+    return classes;
+  }
+
+  void add_methods(std::size_t class_scope, std::initializer_list<std::string_view> names,
+                   std::vector<std::size_t>& out) const {
+    for (const std::string_view name : names) {
+      if (const auto method = find_method(class_scope, name)) {
+        out.push_back(*method);
+      }
+    }
+  }
+
+  // Function scopes that `expr` (a reference in `scope`) may call.
+  void callees_of(const Expr& expr, std::size_t scope, Resolution& resolution,
+                  std::vector<std::size_t>& out) const {
+    const ResolutionStep step(resolution, &expr, scope);
+    if (!step.entered()) {
+      return;
+    }
+    if (const auto* name = node_cast<Name>(expr)) {
+      name_callees(name->id, scope, resolution, out);
+    } else if (const auto* attribute = node_cast<Attribute>(expr)) {
+      attribute_callees(*attribute, scope, resolution, out);
+    } else if (const auto* conditional = node_cast<IfExp>(expr)) {
+      callees_of(*conditional->body, scope, resolution, out);
+      callees_of(*conditional->orelse, scope, resolution, out);
+    } else if (const auto* boolean = node_cast<BoolOp>(expr)) {
+      for (const ExprPtr& value : boolean->values) {
+        callees_of(*value, scope, resolution, out);
+      }
+    }
+  }
+
+  void name_callees(const std::string& name, std::size_t scope, Resolution& resolution,
+                    std::vector<std::size_t>& out) const {
+    if (const auto function = lookup_function(scope, name)) {
+      out.push_back(*function);
+    }
+    if (const auto class_scope = lookup_class(scope, name)) {
+      add_methods(*class_scope, {"__init__", "__call__", "forward"}, out);
+    }
+    for (const ValueSite& site : assigned_values(scope, name)) {
+      callees_of(*site.value, site.scope, resolution, out);
+    }
+  }
+
+  void attribute_callees(const Attribute& attribute, std::size_t scope, Resolution& resolution,
+                         std::vector<std::size_t>& out) const {
+    const Scope& current = scopes_[scope];
+    if (const auto* call = node_cast<Call>(attribute.value.get())) {
+      const auto* callee = node_cast<Name>(call->func.get());
+      if (callee != nullptr && callee->id == "super" && current.method_class) {
+        for (const std::size_t base : base_classes(*current.method_class)) {
+          add_methods(base, {attribute.attr}, out);
+        }
+      }
+      return;
+    }
+    const std::string dotted = dotted_name(attribute);
+    const std::vector<std::string> parts = split_dotted(dotted);
+    if (parts.size() < 2) {
+      return;
+    }
+    if (current.method_class && parts.front() == current.self_name) {
+      self_member_callees(*current.method_class, parts, resolution, out);
+      return;
+    }
+    if (const auto custom_op = find_custom_op(dotted)) {
+      out.push_back(*custom_op);
+    }
+    if (parts.size() != 2) {
+      return;
+    }
+    if (const auto class_scope = lookup_class(scope, parts.front())) {
+      // `Fn.apply(x)` runs the forward (and backward) of a torch.autograd.Function subclass.
+      if (parts.back() == "apply") {
+        add_methods(*class_scope, {"forward", "backward"}, out);
+      }
+      add_methods(*class_scope, {parts.back()}, out);
+    }
+  }
+
+  // `torch.ops.ns.name(...)` (or `.default`) calls the function registered as "ns::name".
+  std::optional<std::size_t> find_custom_op(std::string_view dotted) const {
+    constexpr std::string_view kOverload = ".default";
+    std::string resolved = resolve_dotted(dotted);
+    if (resolved.ends_with(kOverload)) {
+      resolved.resize(resolved.size() - kOverload.size());
+    }
+    const auto found = custom_ops_.find(resolved);
+    return found == custom_ops_.end() ? std::nullopt : std::optional<std::size_t>(found->second);
+  }
+
+  // self.m -> method m or what attribute m holds; self.a.m -> method m of the class held by a.
+  void self_member_callees(std::size_t class_scope, const std::vector<std::string>& parts,
+                           Resolution& resolution, std::vector<std::size_t>& out) const {
+    if (parts.size() > 3) {
+      return;
+    }
+    for (const std::size_t receiver : receiver_classes(class_scope)) {
+      if (parts.size() == 2) {
+        add_methods(receiver, {parts[1]}, out);
+      }
+      for (const ValueSite& site : held_values(receiver, parts[1])) {
+        if (parts.size() == 2) {
+          callees_of(*site.value, site.scope, resolution, out);
+        }
+        for (const std::size_t instance_class : instantiated_classes(*site.value, site.scope)) {
+          if (parts.size() == 2) {
+            add_methods(instance_class, {"__call__", "forward"}, out);
+          } else {
+            add_methods(instance_class, {parts[2]}, out);
+          }
+        }
+      }
+    }
+  }
+
+  // Names of the kernels that `expr` (evaluated in `scope`) may denote.
+  void kernels_of(const Expr& expr, std::size_t scope, Resolution& resolution,
+                  std::vector<std::string>& out) const {
+    const ResolutionStep step(resolution, &expr, scope);
+    if (!step.entered()) {
+      return;
+    }
+    if (const auto* name = node_cast<Name>(expr)) {
+      name_kernels(name->id, scope, resolution, out);
+    } else if (const auto* attribute = node_cast<Attribute>(expr)) {
+      attribute_kernels(*attribute, scope, resolution, out);
+    } else {
+      for (const Node* child : container_parts(expr)) {
+        if (const auto* part = dynamic_cast<const Expr*>(child)) {
+          kernels_of(*part, scope, resolution, out);
+        }
+      }
+    }
+  }
+
+  // Sub-expressions whose kernels an expression may evaluate to: both branches of a conditional,
+  // operands of and/or, elements of displays, dict values, and the container of a subscript.
+  static std::vector<const Node*> container_parts(const Expr& expr) {
+    switch (expr.kind()) {
+      case NodeKind::if_exp: {
+        const auto& conditional = *node_cast<IfExp>(expr);
+        return {conditional.body.get(), conditional.orelse.get()};
+      }
+      case NodeKind::bool_op:
+      case NodeKind::tuple:
+      case NodeKind::list:
+      case NodeKind::set:
+      case NodeKind::starred:
+        return children_of(expr);
+      case NodeKind::dict: {
+        std::vector<const Node*> values;
+        for (const ExprPtr& value : node_cast<Dict>(expr)->values) {
+          values.push_back(value.get());
+        }
+        return values;
+      }
+      case NodeKind::subscript:
+        return {node_cast<Subscript>(expr)->value.get()};
+      default:
+        return {};
+    }
+  }
+
+  void name_kernels(const std::string& name, std::size_t scope, Resolution& resolution,
+                    std::vector<std::string>& out) const {
+    if (const auto function = lookup_function(scope, name); function && kernel_scopes_.contains(*function)) {
+      out.push_back(name);
+    }
+    if (functional_kernels_.contains(name)) {
+      out.push_back(name);
+    }
+    for (const ValueSite& site : assigned_values(scope, name)) {
+      kernels_of(*site.value, site.scope, resolution, out);
+    }
+  }
+
+  void attribute_kernels(const Attribute& attribute, std::size_t scope, Resolution& resolution,
+                         std::vector<std::string>& out) const {
+    const std::vector<std::string> parts = split_dotted(dotted_name(attribute));
+    if (parts.size() != 2) {
+      return;
+    }
+    const Scope& current = scopes_[scope];
+    if (current.method_class && parts.front() == current.self_name) {
+      for (const std::size_t receiver : receiver_classes(*current.method_class)) {
+        class_member_kernels(receiver, parts.back(), resolution, out);
+      }
+    } else if (const auto class_scope = lookup_class(scope, parts.front())) {
+      class_member_kernels(*class_scope, parts.back(), resolution, out);
+    }
+  }
+
+  void class_member_kernels(std::size_t class_scope, const std::string& member, Resolution& resolution,
+                            std::vector<std::string>& out) const {
+    if (const auto method = find_method(class_scope, member); method && kernel_scopes_.contains(*method)) {
+      out.push_back(scopes_[*method].name);
+    }
+    for (const ValueSite& site : held_values(class_scope, member)) {
+      kernels_of(*site.value, site.scope, resolution, out);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Phase 2: kernels
+
+  // Functions registered with @torch.library.custom_op("ns::name") or triton_op, which callers
+  // reach as torch.ops.ns.name.
+  void register_custom_ops() {
+    for (const std::size_t scope : function_scopes_) {
+      for (const ExprPtr& decorator : node_cast<FunctionDef>(scopes_[scope].node)->decorators) {
+        const auto* call = node_cast<Call>(*decorator);
+        if (call == nullptr || call->args.empty()) {
+          continue;
+        }
+        const std::string registrar = resolve_dotted(dotted_name(*call->func));
+        const auto* op_name = node_cast<StringLiteral>(*call->args.front());
+        const bool registers = registrar.starts_with("torch.") &&
+                               (registrar.ends_with(".custom_op") || registrar.ends_with(".triton_op"));
+        if (!registers || op_name == nullptr) {
+          continue;
+        }
+        const std::size_t separator = op_name->value.find("::");
+        if (separator != std::string::npos) {
+          custom_ops_["torch.ops." + op_name->value.substr(0, separator) + "." +
+                      op_name->value.substr(separator + 2)] = scope;
+        }
+      }
+    }
+  }
+
+  void classify_kernels() {
+    for (const std::size_t scope : function_scopes_) {
+      const auto& def = *node_cast<FunctionDef>(scopes_[scope].node);
+      KernelInfo kernel;
+      bool is_jit = false;
+      for (const ExprPtr& decorator : def.decorators) {
+        const TritonDecorator kind = classify_decorator(*decorator);
+        is_jit = is_jit || kind == TritonDecorator::jit;
+        kernel.autotuned = kernel.autotuned || kind == TritonDecorator::autotune;
+        kernel.heuristics = kernel.heuristics || kind == TritonDecorator::heuristics;
+        kernel.decorators.push_back(decorator_name(*decorator));
+      }
+      if (!is_jit) {
+        continue;
+      }
+      kernel.name = def.name;
+      kernel.qualified_name = scopes_[scope].qualified_name;
+      kernel.location = def.location;
+      kernel.definition = &def;
+      kernel_scopes_.insert(scope);
+      index_.kernels.push_back(std::move(kernel));
+    }
+    classify_functional_kernels();
+    std::stable_sort(index_.kernels.begin(), index_.kernels.end(),
+                     [](const KernelInfo& a, const KernelInfo& b) { return a.location < b.location; });
+  }
+
+  std::string decorator_name(const Expr& decorator) const {
+    const auto* call = node_cast<Call>(decorator);
+    const std::string name = dotted_name(call != nullptr ? *call->func : decorator);
+    return name.empty() ? std::string("<expression>") : resolve_dotted(name);
+  }
+
+  // Module-level `name = triton.jit(fn)` or `name = triton.autotune(...)(triton.jit(fn))`.
+  void classify_functional_kernels() {
+    for (const auto& [name, values] : scopes_.front().assignments) {
+      for (const Expr* value : values) {
+        const FunctionDef* wrapped = nullptr;
+        if (!is_kernel_expression(*value, 0, wrapped)) {
+          continue;
+        }
+        KernelInfo kernel;
+        kernel.name = name;
+        kernel.qualified_name = name;
+        kernel.location = value->location;
+        kernel.definition = wrapped;
+        functional_kernels_.insert(name);
+        index_.kernels.push_back(std::move(kernel));
+        break;
+      }
+    }
+  }
+
+  bool is_kernel_expression(const Expr& value, int depth, const FunctionDef*& wrapped) const {
+    const auto* call = node_cast<Call>(value);
+    if (call == nullptr || call->args.empty() || depth > kMaxResolutionDepth) {
+      return false;
+    }
+    const Expr& argument = *call->args.front();
+    const TritonDecorator kind = classify_decorator(*call->func);
+    const bool applies_decorator_factory = node_cast<Call>(call->func.get()) != nullptr;
+    if (kind == TritonDecorator::none) {
+      return false;
+    }
+    if (kind == TritonDecorator::jit || !applies_decorator_factory) {
+      if (const auto* function = node_cast<Name>(argument)) {
+        const auto scope = lookup_function(0, function->id);
+        wrapped = scope ? node_cast<FunctionDef>(scopes_[*scope].node) : nullptr;
+      }
+      return kind == TritonDecorator::jit;
+    }
+    return is_kernel_expression(argument, depth + 1, wrapped);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Phase 3: ModelNew
+
+  std::optional<std::size_t> model_class_scope() const {
+    const Scope& module = scopes_.front();
+    if (const auto found = module.classes.find("ModelNew"); found != module.classes.end()) {
+      return found->second;
+    }
+    for (const ValueSite& site : assigned_values(0, "ModelNew")) {
+      if (const auto* name = node_cast<Name>(site.value)) {
+        if (const auto found = lookup_class(0, name->id)) {
+          return found;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  void find_model() {
+    const auto class_scope = model_class_scope();
+    if (!class_scope) {
+      return;
+    }
+    const auto& class_def = *node_cast<ClassDef>(scopes_[*class_scope].node);
+    ModelInfo model;
+    model.class_name = class_def.name;
+    model.location = class_def.location;
+    model.definition = &class_def;
+    for (const ExprPtr& base : class_def.bases) {
+      model.bases.push_back(dotted_name(*base));
+    }
+    if (const auto init = find_method(*class_scope, "__init__")) {
+      model.has_init = true;
+      model.init_params = method_parameters(*node_cast<FunctionDef>(scopes_[*init].node));
+    }
+    model_scope_ = class_scope;
+    forward_scope_ = find_method(*class_scope, "forward");
+    if (forward_scope_) {
+      const auto& forward = *node_cast<FunctionDef>(scopes_[*forward_scope_].node);
+      model.has_forward = true;
+      model.forward = &forward;
+      model.forward_location = forward.location;
+      model.forward_params = method_parameters(forward);
+    }
+    index_.model = std::move(model);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Phase 4: functions reachable from ModelNew.forward
+
+  void compute_reachability() {
+    if (!forward_scope_) {
+      return;
+    }
+    std::deque<std::size_t> queue{*forward_scope_};
+    while (!queue.empty()) {
+      const std::size_t scope = queue.front();
+      queue.pop_front();
+      if (!reachable_.insert(scope).second) {
+        continue;
+      }
+      if (scopes_[scope].kind != ScopeKind::class_body) {
+        index_.reachable_functions.push_back(scopes_[scope].qualified_name);
+      }
+      // Everything defined inside a reachable function (nested defs, lambdas) counts as reachable.
+      queue.insert(queue.end(), scopes_[scope].children.begin(), scopes_[scope].children.end());
+      for (const Expr* reference : scopes_[scope].references) {
+        Resolution resolution;
+        std::vector<std::size_t> callees;
+        callees_of(*reference, scope, resolution, callees);
+        // Kernels run on the GPU when launched; they are not host functions of the call graph.
+        std::erase_if(callees, [this](std::size_t callee) { return kernel_scopes_.contains(callee); });
+        queue.insert(queue.end(), callees.begin(), callees.end());
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Phase 5: launch sites
+
+  std::string function_name(std::size_t scope) const {
+    return scope == 0 ? std::string("<module>") : scopes_[scope].qualified_name;
+  }
+
+  // A subscripted value we cannot resolve but that may hold a kernel (a parameter, a container).
+  bool may_hold_kernel(const Expr& value, std::size_t scope) const {
+    if (node_cast<Subscript>(value) != nullptr) {
+      return true;
+    }
+    const std::string name = dotted_name(value);
+    if (name.empty()) {
+      return false;
+    }
+    const std::string root = split_dotted(name).front();
+    const bool is_builtin =
+        std::find(kBuiltinTypeNames.begin(), kBuiltinTypeNames.end(), root) != kBuiltinTypeNames.end();
+    return !is_builtin && !import_aliases_.contains(root) && !lookup_function(scope, root) &&
+           !lookup_class(scope, root);
+  }
+
+  // Kernels launched by `call`: `k[grid](...)`, `wrapper(k)[grid](...)` or `k.run(...)`.
+  std::vector<std::string> launched_by(const Call& call, std::size_t scope, bool& unresolved) const {
+    std::vector<std::string> kernels;
+    Resolution resolution;
+    if (const auto* subscript = node_cast<Subscript>(call.func.get())) {
+      const Expr& launched = *subscript->value;
+      kernels_of(launched, scope, resolution, kernels);
+      if (const auto* wrapper = node_cast<Call>(launched)) {
+        for (const ExprPtr& argument : wrapper->args) {
+          kernels_of(*argument, scope, resolution, kernels);
+        }
+      }
+      unresolved = kernels.empty() && may_hold_kernel(launched, scope);
+    } else if (const auto* method = node_cast<Attribute>(call.func.get());
+               method != nullptr && method->attr == "run") {
+      kernels_of(*method->value, scope, resolution, kernels);
+    }
+    std::sort(kernels.begin(), kernels.end());
+    kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+    return kernels;
+  }
+
+  void find_launches() {
+    std::vector<KernelLaunch> unresolved_sites;
+    for (std::size_t scope = 0; scope < scopes_.size(); ++scope) {
+      const bool reachable = reachable_.contains(scope);
+      for (const Call* call : scopes_[scope].calls) {
+        bool unresolved = false;
+        for (std::string& kernel : launched_by(*call, scope, unresolved)) {
+          index_.launches.push_back(
+              {std::move(kernel), function_name(scope), call->location, reachable, false});
+        }
+        if (unresolved && reachable) {
+          unresolved_sites.push_back({{}, function_name(scope), call->location, true, true});
+        }
+      }
+    }
+    add_indirect_launches(unresolved_sites);
+    std::stable_sort(index_.launches.begin(), index_.launches.end(),
+                     [](const KernelLaunch& a, const KernelLaunch& b) {
+                       return a.location < b.location || (a.location == b.location && a.kernel < b.kernel);
+                     });
+  }
+
+  // A reachable launch of an unresolved value (e.g. `def launch(kernel): kernel[grid](...)`)
+  // launches the kernels that reachable code refers to without launching them itself.
+  void add_indirect_launches(std::vector<KernelLaunch>& unresolved_sites) {
+    if (unresolved_sites.empty()) {
+      return;
+    }
+    std::sort(unresolved_sites.begin(), unresolved_sites.end(),
+              [](const KernelLaunch& a, const KernelLaunch& b) { return a.location < b.location; });
+    const KernelLaunch& site = unresolved_sites.front();
+    std::set<std::string> launched;
+    for (const KernelLaunch& launch : index_.launches) {
+      if (launch.reachable_from_forward) {
+        launched.insert(launch.kernel);
+      }
+    }
+    for (const std::size_t scope : reachable_) {
+      for (const Expr* reference : scopes_[scope].references) {
+        Resolution resolution;
+        std::vector<std::string> kernels;
+        kernels_of(*reference, scope, resolution, kernels);
+        for (std::string& kernel : kernels) {
+          if (launched.insert(kernel).second) {
+            index_.launches.push_back({std::move(kernel), site.function, site.location, true, true});
+          }
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Module-level definitions
+
+  void fill_definitions() {
+    for (const std::size_t scope : scopes_.front().children) {
+      const Scope& child = scopes_[scope];
+      if (const auto* def = node_cast<FunctionDef>(child.node)) {
+        index_.functions.push_back({def->name, kernel_scopes_.contains(scope), def->location, def});
+      } else if (const auto* class_def = node_cast<ClassDef>(child.node)) {
+        index_.classes.push_back(class_info(*class_def, scope));
+      }
+    }
+  }
+
+  ClassInfo class_info(const ClassDef& class_def, std::size_t scope) const {
+    ClassInfo info;
+    info.name = class_def.name;
+    info.location = class_def.location;
+    info.definition = &class_def;
+    for (const ExprPtr& base : class_def.bases) {
+      info.bases.push_back(dotted_name(*base));
+    }
+    for (const std::size_t child : scopes_[scope].children) {
+      if (scopes_[child].kind == ScopeKind::function) {
+        info.methods.push_back(scopes_[child].name);
+      }
+    }
+    return info;
+  }
+
+  ModuleIndex index_;
+  std::vector<Scope> scopes_;
+  std::vector<std::size_t> function_scopes_;
+  std::map<std::string, std::string, std::less<>> import_aliases_;  // bound name -> dotted module path
+  std::set<std::string, std::less<>> star_import_modules_;
+  std::set<std::size_t> kernel_scopes_;
+  std::set<std::string, std::less<>> functional_kernels_;
+  std::map<std::string, std::size_t, std::less<>> custom_ops_;  // "torch.ops.ns.name" -> function
+  std::optional<std::size_t> model_scope_;
+  std::optional<std::size_t> forward_scope_;
+  std::set<std::size_t> reachable_;
+};
+
+}  // namespace
+
+const KernelInfo* ModuleIndex::find_kernel(std::string_view name) const {
+  const auto found = std::find_if(kernels.begin(), kernels.end(),
+                                  [name](const KernelInfo& kernel) { return kernel.name == name; });
+  return found == kernels.end() ? nullptr : &*found;
+}
+
+std::vector<std::string> ModuleIndex::launched_kernels() const {
+  std::vector<std::string> names;
+  for (const KernelLaunch& launch : launches) {
+    if (launch.reachable_from_forward &&
+        std::find(names.begin(), names.end(), launch.kernel) == names.end()) {
+      names.push_back(launch.kernel);
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> ModuleIndex::unlaunched_kernels() const {
+  const std::vector<std::string> launched = launched_kernels();
+  std::vector<std::string> names;
+  for (const KernelInfo& kernel : kernels) {
+    const bool is_launched = std::find(launched.begin(), launched.end(), kernel.name) != launched.end();
+    if (!is_launched && std::find(names.begin(), names.end(), kernel.name) == names.end()) {
+      names.push_back(kernel.name);
+    }
+  }
+  return names;
+}
+
+ModuleIndex build_module_index(const Module& module) { return IndexBuilder().build(module); }
+
+}  // namespace kforge::source

@@ -1,0 +1,133 @@
+#include "verify/correctness_stage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace kforge::verify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string call_failure_summary(int trial, const CallResult& call, double timeout_s) {
+  if (call.kind == "timeout") {
+    return fmt::format("trial {}: no reply within {:.0f} s (forward hung or ran too long)", trial, timeout_s);
+  }
+  if (call.kind == "crashed") {
+    return fmt::format("trial {}: the candidate process crashed: {}", trial, call.message);
+  }
+  if (call.kind == "exited") {
+    return fmt::format("trial {}: the candidate process ended during forward: {}", trial, call.message);
+  }
+  if (call.kind == "device_fault") {
+    return fmt::format("trial {}: GPU fault in the candidate: {}", trial, call.message);
+  }
+  return fmt::format("trial {}: forward failed: {}", trial, call.message);
+}
+
+struct ErrorTotals {
+  double worst_rel_l2 = 0.0;
+  double worst_abs = 0.0;
+};
+
+void accumulate(ErrorTotals& totals, const nlohmann::json& check) {
+  for (const auto& output : check.value("outputs", nlohmann::json::array())) {
+    totals.worst_rel_l2 = std::max(totals.worst_rel_l2, output.value("rel_l2_error", 0.0));
+    totals.worst_abs = std::max(totals.worst_abs, output.value("max_abs_error", 0.0));
+  }
+}
+
+nlohmann::json tolerance_request(const EvalSettings& settings) {
+  return {{"atol", settings.atol ? nlohmann::json(*settings.atol) : nlohmann::json(nullptr)},
+          {"rtol", settings.rtol ? nlohmann::json(*settings.rtol) : nlohmann::json(nullptr)}};
+}
+
+// One trial; returns false (with the stage or the evaluation marked) when it did not pass.
+bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, ErrorTotals& totals) {
+  const auto start = Clock::now();
+  const auto seed = context.settings.seed + 1 + static_cast<std::uint64_t>(trial);
+  auto& stage = context.verdict.stage(StageName::correctness);
+  const auto timeout = context.call_timeout();
+  const auto inputs =
+      call_worker(*context.judge, {{"op", "start_trial"}, {"trial", trial}, {"seed", seed}}, timeout);
+  if (!inputs.ok) {
+    context.fail_evaluation("problem",
+                            fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
+    return false;
+  }
+  const auto run =
+      call_worker(*context.candidate, {{"op", "run"}, {"inputs", inputs.body["inputs"]}}, timeout);
+  if (!run.ok) {
+    if (run.kind == "compile_error") {
+      context.fail_stage(StageName::compile, "Triton compilation failed at the first forward: " + run.message,
+                         run);
+      stage.status = StageStatus::not_run;
+      return false;
+    }
+    context.fail_stage(StageName::correctness, call_failure_summary(trial, run, context.settings.timeout_s),
+                       run);
+    return false;
+  }
+  auto check_request = tolerance_request(context.settings);
+  check_request.update({{"op", "check_trial"}, {"trial", trial}, {"outputs", run.body["outputs"]}});
+  const auto check = call_worker(*context.judge, check_request, timeout);
+  call_worker(*context.candidate, {{"op", "release"}}, timeout);
+  call_worker(*context.judge, {{"op", "end_trial"}, {"trial", trial}}, timeout);
+  if (!check.ok) {
+    if (check.kind == "bad_output") {
+      context.fail_stage(StageName::correctness, fmt::format("trial {}: {}", trial, check.message), check);
+      return false;
+    }
+    context.fail_evaluation("problem",
+                            fmt::format("the judge could not check trial {}: {}", trial, check.message));
+    return false;
+  }
+  const bool passed = check.body.value("passed", false);
+  trial_log.push_back({{"trial", trial},
+                       {"seed", seed},
+                       {"passed", passed},
+                       {"duration_s", seconds_since(start)},
+                       {"failures", check.body.value("failures", nlohmann::json::array())},
+                       {"mutated_inputs", check.body.value("mutated_inputs", nlohmann::json::array())},
+                       {"outputs", check.body.value("outputs", nlohmann::json::array())}});
+  accumulate(totals, check.body);
+  if (!passed) {
+    const auto failures = check.body.value("failures", nlohmann::json::array());
+    const std::string first = failures.empty() ? "outputs differ" : failures.front().get<std::string>();
+    stage.status = StageStatus::failed;
+    stage.summary = fmt::format("trial {} (seed {}): {}", trial, seed, first);
+    context.verdict.outcome = Outcome::rejected;
+  }
+  return passed;
+}
+
+}  // namespace
+
+bool run_correctness_stage(EvalContext& context) {
+  auto& stage = context.verdict.stage(StageName::correctness);
+  const auto start = Clock::now();
+  nlohmann::json trial_log = nlohmann::json::array();
+  ErrorTotals totals;
+  bool all_passed = true;
+  for (int trial = 0; trial < context.settings.trials && all_passed; ++trial) {
+    all_passed = run_trial(context, trial, trial_log, totals);
+  }
+  stage.duration_s = seconds_since(start);
+  stage.details["trials"] = std::move(trial_log);
+  stage.details["worst_rel_l2_error"] = totals.worst_rel_l2;
+  stage.details["worst_max_abs_error"] = totals.worst_abs;
+  if (all_passed) {
+    stage.status = StageStatus::passed;
+    stage.summary =
+        fmt::format("{}/{} trials passed; worst rel-L2 error {:.2e}, max abs error {:.2e}",
+                    context.settings.trials, context.settings.trials, totals.worst_rel_l2, totals.worst_abs);
+  }
+  return all_passed;
+}
+
+}  // namespace kforge::verify

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "measure/timing_policy.hpp"
+#include "rules/rule.hpp"
+
+namespace kforge::verify {
+
+// Everything `kforge eval` needs to judge one candidate against one problem.
+struct EvalSettings {
+  std::filesystem::path problem_path;
+  std::filesystem::path candidate_path;
+  std::string device = "auto";  // auto | cpu | cuda:N
+  int trials = 5;
+  std::uint64_t seed = 42;
+  std::optional<double> atol;
+  std::optional<double> rtol;
+  bool small = false;                        // apply the problem's KFORGE_SMALL sizes
+  std::map<std::string, std::string> sizes;  // NAME=VALUE overrides of module-level constants
+  double timeout_s = 300.0;                  // per call into a worker
+  bool measure_performance = true;
+  measure::TimingPolicyConfig timing;
+  rules::Profile profile = rules::Profile::strict;
+  std::optional<std::filesystem::path> python;
+};
+
+}  // namespace kforge::verify

@@ -1,0 +1,197 @@
+#include "verify/performance_stage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <vector>
+
+#include "measure/measurement_state.hpp"
+#include "measure/round_size.hpp"
+#include "measure/sample_statistics.hpp"
+#include "measure/speedup_estimate.hpp"
+#include "measure/timing_policy.hpp"
+#include "runner/timing_lease.hpp"
+
+namespace kforge::verify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kTimingTrial = 1'000'000;  // trial id of the timing inputs, apart from correctness trials
+constexpr std::uint64_t kTimingSeedOffset = 10'007;
+constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
+
+nlohmann::json summary_json(const measure::SampleSummary& summary) {
+  return {{"count", summary.count},
+          {"median_ms", summary.median},
+          {"mean_ms", summary.mean},
+          {"stddev_ms", summary.stddev},
+          {"min_ms", summary.min},
+          {"max_ms", summary.max},
+          {"p25_ms", summary.p25},
+          {"p75_ms", summary.p75},
+          {"median_ci95_ms", {summary.median_ci_low, summary.median_ci_high}},
+          {"relative_noise", summary.relative_noise}};
+}
+
+std::vector<double> samples_of(const CallResult& call) {
+  std::vector<double> samples;
+  const auto list = call.body.value("samples_ms", nlohmann::json::array());
+  for (const auto& value : list.is_array() ? list : nlohmann::json::array()) {
+    if (value.is_number()) {  // anything else shows up as a missing sample
+      samples.push_back(value.get<double>());
+    }
+  }
+  return samples;
+}
+
+// Timing is the only phase under the lease; the other side is stopped while one side is timed.
+class AlternatingTimer {
+ public:
+  explicit AlternatingTimer(EvalContext& context) : context_(context) {}
+
+  std::optional<std::vector<double>> reference(std::size_t count, std::size_t warmup) {
+    context_.candidate->suspend();
+    auto call = call_worker(*context_.judge,
+                            {{"op", "time"}, {"trial", kTimingTrial}, {"count", count}, {"warmup", warmup}},
+                            context_.call_timeout());
+    context_.candidate->resume();
+    if (!call.ok) {
+      context_.fail_evaluation("problem", "timing the reference failed: " + call.message);
+      return std::nullopt;
+    }
+    auto samples = samples_of(call);
+    if (samples.size() != count) {
+      context_.fail_evaluation("internal",
+                               fmt::format("the judge returned {} samples, {} asked", samples.size(), count));
+      return std::nullopt;
+    }
+    return samples;
+  }
+
+  std::optional<std::vector<double>> candidate(std::size_t count, std::size_t warmup,
+                                               const nlohmann::json* inputs) {
+    nlohmann::json request = {{"op", "time"}, {"count", count}, {"warmup", warmup}};
+    if (inputs != nullptr) {
+      request["inputs"] = *inputs;
+    }
+    auto call = call_worker(*context_.candidate, request, context_.call_timeout());
+    if (!call.ok) {
+      context_.fail_stage(StageName::performance, "timing the candidate failed: " + call.message, call);
+      return std::nullopt;
+    }
+    auto samples = samples_of(call);
+    if (samples.size() != count) {
+      CallResult bad{false, call.body, "protocol", "wrong number of timing samples", false};
+      context_.fail_stage(
+          StageName::performance,
+          fmt::format("the candidate worker returned {} samples, {} asked", samples.size(), count), bad);
+      return std::nullopt;
+    }
+    return samples;
+  }
+
+ private:
+  EvalContext& context_;
+};
+
+bool measure_rounds(EvalContext& context, const nlohmann::json& inputs, measure::MeasurementState& state,
+                    std::optional<measure::StopDecision>& decision, std::size_t& per_round) {
+  const auto& config = context.settings.timing;
+  AlternatingTimer timer(context);
+  const auto first_candidate = timer.candidate(1, config.warmup_samples, &inputs);
+  if (!first_candidate) {
+    return false;
+  }
+  const auto first_reference = timer.reference(1, config.warmup_samples);
+  if (!first_reference) {
+    return false;
+  }
+  const double slower = std::max(first_candidate->front(), first_reference->front());
+  per_round = measure::choose_samples_per_round(slower, config.round_target_ms);
+  const measure::TimingPolicy policy(config);
+  const auto start = Clock::now();
+  while (!decision) {
+    const auto reference = timer.reference(per_round, 0);
+    if (!reference) {
+      return false;
+    }
+    const auto candidate = timer.candidate(per_round, 0, nullptr);
+    if (!candidate) {
+      return false;
+    }
+    try {
+      state.record_round(*reference, *candidate);
+    } catch (const std::invalid_argument& error) {  // a zero, negative or NaN time: the timer failed
+      context.fail_evaluation("internal", std::string("invalid timing sample: ") + error.what());
+      return false;
+    }
+    state.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+    decision = policy.check(state);
+  }
+  return true;
+}
+
+void record_result(StageResult& stage, Verdict& verdict, const measure::MeasurementState& state,
+                   const measure::StopDecision& decision, std::size_t per_round) {
+  const auto reference = measure::summarize(state.reference_samples_ms);
+  const auto candidate = measure::summarize(state.candidate_samples_ms);
+  const auto speedup = measure::estimate_speedup(state.reference_samples_ms, state.candidate_samples_ms);
+  stage.status = StageStatus::passed;
+  stage.details.update({{"reference", summary_json(reference)},
+                        {"candidate", summary_json(candidate)},
+                        {"speedup", speedup.speedup},
+                        {"speedup_ci95", {speedup.ci_low, speedup.ci_high}},
+                        {"rounds", state.rounds_completed},
+                        {"samples_per_round", per_round},
+                        {"converged", decision.converged},
+                        {"stop_reason", decision.message},
+                        {"method",
+                         "cold L2 (flush buffer > L2 before each sample), CUDA events, alternating "
+                         "rounds, median; speedup CI by percentile bootstrap"}});
+  verdict.speedup = speedup.speedup;
+  stage.summary = fmt::format(
+      "speedup {:.2f}x (95% CI {:.2f}-{:.2f}); candidate {:.4g} ms, reference {:.4g} ms; {}", speedup.speedup,
+      speedup.ci_low, speedup.ci_high, candidate.median, reference.median, decision.message);
+}
+
+}  // namespace
+
+void run_performance_stage(EvalContext& context) {
+  auto& stage = context.verdict.stage(StageName::performance);
+  if (!context.on_gpu) {
+    stage.status = StageStatus::skipped;
+    stage.summary = "skipped: no GPU (the Triton interpreter runs on the CPU; its timings mean nothing)";
+    return;
+  }
+  if (!context.settings.measure_performance) {
+    stage.status = StageStatus::skipped;
+    stage.summary = "skipped: --no-perf";
+    return;
+  }
+  const auto start = Clock::now();
+  const std::string gpu = context.verdict.device.value("uuid", context.verdict.device.value("device", "gpu"));
+  auto lease = runner::TimingLease::acquire(gpu, kLeaseWaitLimit);
+  stage.details["lease_wait_s"] = std::chrono::duration<double>(lease.waited()).count();
+  const auto seed = context.settings.seed + kTimingSeedOffset;
+  const auto inputs =
+      call_worker(*context.judge, {{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", seed}},
+                  context.call_timeout());
+  if (!inputs.ok) {
+    context.fail_evaluation("problem", "the judge could not prepare timing inputs: " + inputs.message);
+    return;
+  }
+  measure::MeasurementState state;
+  std::optional<measure::StopDecision> decision;
+  std::size_t per_round = 0;
+  const bool measured = measure_rounds(context, inputs.body["inputs"], state, decision, per_round);
+  call_worker(*context.candidate, {{"op", "release"}}, context.call_timeout());
+  call_worker(*context.judge, {{"op", "end_trial"}, {"trial", kTimingTrial}}, context.call_timeout());
+  stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (measured && decision) {
+    record_result(stage, context.verdict, state, *decision, per_round);
+  }
+}
+
+}  // namespace kforge::verify

@@ -1,0 +1,43 @@
+"""Candidate for starter/05_layernorm: a correct kernel, but __init__ re-draws bias before weight.
+
+Seeded construction therefore gives different parameter values than the Model's (the weight gets
+the bias's draws and vice versa), and the outputs disagree.
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def layernorm_row_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n_cols, stride_x, stride_out, eps,
+                         BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n_cols
+    d = tl.where(mask, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * stride_out + cols, d * rstd * w + b, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim, eps=eps)
+        nn.init.uniform_(self.norm.bias, -0.5, 0.5)
+        nn.init.uniform_(self.norm.weight, 0.5, 1.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dim = x.shape[-1]
+        x2 = x.reshape(-1, dim).contiguous()
+        out = torch.empty_like(x2)
+        layernorm_row_kernel[(x2.shape[0],)](
+            x2, self.norm.weight, self.norm.bias, out, dim, x2.stride(0), out.stride(0), self.norm.eps,
+            BLOCK=triton.next_power_of_2(dim), num_warps=8,
+        )
+        return out.view(x.shape)

@@ -1,0 +1,28 @@
+"""Candidate for starter/01_scaled_add: exact float32 values, but stored into a float64 output."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    # Computed in float32, widened on store: the values equal the reference's, only the dtype differs.
+    tl.store(out_ptr + offs, alpha * x + y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha: float) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = torch.empty(x.shape, dtype=torch.float64, device=x.device)
+        n = x.numel()
+        scaled_add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, self.alpha, BLOCK=1024)
+        return out

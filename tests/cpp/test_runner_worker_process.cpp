@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "runner/worker_process.hpp"
+
+namespace kforge::runner {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A worker written in shell: fd 3 is its request pipe, fd 4 its reply pipe, as for the Python workers.
+WorkerLaunch shell_worker(const std::string& script) {
+  WorkerLaunch launch;
+  launch.executable = "/bin/sh";
+  launch.arguments = {"-c", script};
+  launch.environment = {{"PATH", "/usr/bin:/bin"}};
+  launch.working_directory = std::filesystem::temp_directory_path();
+  return launch;
+}
+
+bool process_exists(pid_t pid) { return kill(pid, 0) == 0; }
+
+// Killed members of a group whose leader is gone are reaped by init a moment later.
+bool group_vanishes(pid_t group) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (kill(-group, 0) != 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+TEST(WorkerProcess, AnswersRequestsInOrder) {
+  auto worker =
+      WorkerProcess::start(shell_worker("while read -r line <&3; do echo '{\"ok\":true,\"n\":1}' >&4; done"));
+  for (int i = 0; i < 3; ++i) {
+    auto reply = worker.call({{"op", "ping"}}, 5s);
+    ASSERT_TRUE(std::holds_alternative<nlohmann::json>(reply));
+    EXPECT_EQ(std::get<nlohmann::json>(reply)["n"], 1);
+  }
+}
+
+TEST(WorkerProcess, TimeoutKillsAndReapsTheWholeGroup) {
+  auto worker = WorkerProcess::start(shell_worker("sleep 60 & read -r line <&3; sleep 60"));
+  const pid_t pid = worker.pid();
+  auto reply = worker.call({{"op", "hang"}}, 300ms);
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(reply));
+  EXPECT_EQ(std::get<WorkerFailure>(reply).kind, WorkerFailureKind::timeout);
+  EXPECT_FALSE(worker.running());
+  EXPECT_FALSE(process_exists(pid));
+  EXPECT_TRUE(group_vanishes(pid)) << "the background sleep of the group must be gone too";
+}
+
+TEST(WorkerProcess, CrashReportsTheSignal) {
+  auto worker = WorkerProcess::start(shell_worker("read -r line <&3; kill -SEGV $$"));
+  auto reply = worker.call({{"op", "crash"}}, 5s);
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(reply));
+  const auto& failure = std::get<WorkerFailure>(reply);
+  EXPECT_EQ(failure.kind, WorkerFailureKind::signaled);
+  EXPECT_EQ(failure.signal, SIGSEGV);
+  EXPECT_NE(failure.message.find("SIGSEGV"), std::string::npos);
+}
+
+TEST(WorkerProcess, ExitReportsTheStatusAndKeepsTheLog) {
+  auto worker = WorkerProcess::start(shell_worker("read -r line <&3; echo dying loudly >&2; exit 7"));
+  auto reply = worker.call({{"op", "exit"}}, 5s);
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(reply));
+  EXPECT_EQ(std::get<WorkerFailure>(reply).exit_code, 7);
+  EXPECT_NE(worker.log_tail().find("dying loudly"), std::string::npos);
+  auto again = worker.call({{"op", "more"}}, 1s);
+  EXPECT_TRUE(std::holds_alternative<WorkerFailure>(again));
+}
+
+TEST(WorkerProcess, GarbageReplyIsAProtocolFailure) {
+  auto worker = WorkerProcess::start(shell_worker("read -r line <&3; echo 'not json' >&4; sleep 60"));
+  auto reply = worker.call({{"op", "x"}}, 5s);
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(reply));
+  EXPECT_EQ(std::get<WorkerFailure>(reply).kind, WorkerFailureKind::protocol);
+}
+
+TEST(WorkerProcess, LogIsBoundedAndNeverBlocksTheWorker) {
+  auto worker = WorkerProcess::start(
+      shell_worker("read -r line <&3; head -c 1000000 /dev/zero | tr '\\0' x; echo '{\"ok\":true}' >&4"));
+  auto reply = worker.call({{"op", "spam"}}, 10s);
+  ASSERT_TRUE(std::holds_alternative<nlohmann::json>(reply));
+  EXPECT_LE(worker.log_tail().size(), WorkerProcess::kLogTailBytes);
+}
+
+TEST(WorkerProcess, MissingExecutableIsAnErrorNotACrash) {
+  WorkerLaunch launch = shell_worker("true");
+  launch.executable = "/nonexistent/python";
+  EXPECT_THROW(WorkerProcess::start(launch), std::runtime_error);
+}
+
+TEST(WorkerProcess, DestructorReapsAStillRunningWorker) {
+  pid_t pid = 0;
+  {
+    auto worker = WorkerProcess::start(shell_worker("trap '' TERM; sleep 60"));
+    pid = worker.pid();
+    EXPECT_TRUE(process_exists(pid));
+  }
+  EXPECT_FALSE(process_exists(pid));
+}
+
+TEST(WorkerProcess, SuspendAndResume) {
+  auto worker =
+      WorkerProcess::start(shell_worker("while read -r line <&3; do echo '{\"ok\":true}' >&4; done"));
+  worker.suspend();
+  auto stalled = worker.call({{"op", "ping"}}, 200ms);
+  EXPECT_TRUE(std::holds_alternative<WorkerFailure>(stalled)) << "a stopped worker cannot answer";
+  auto fresh =
+      WorkerProcess::start(shell_worker("while read -r line <&3; do echo '{\"ok\":true}' >&4; done"));
+  fresh.suspend();
+  fresh.resume();
+  EXPECT_TRUE(std::holds_alternative<nlohmann::json>(fresh.call({{"op", "ping"}}, 5s)));
+}
+
+}  // namespace
+}  // namespace kforge::runner

@@ -1,0 +1,91 @@
+"""The evidence in a rejection: trimmed tracebacks, crash signals, timeouts, and no leftovers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import CANDIDATES, STARTER, run_eval
+
+SCALED_ADD = STARTER / "01_scaled_add" / "problem.py"
+
+
+def worker_processes() -> set[int]:
+    result = subprocess.run(
+        ["pgrep", "-f", r"-m kforge\.worker\.(judge|candidate)"], capture_output=True, text=True, check=False
+    )
+    return {int(pid) for pid in result.stdout.split()}
+
+
+def shared_memory_files() -> set[str]:
+    return {name for name in os.listdir("/dev/shm") if name.startswith("kf-")}
+
+
+def candidate_for(name: str) -> tuple[Path, Path]:
+    import json
+
+    manifest = json.loads((CANDIDATES / "manifest.json").read_text())
+    case = next(case for case in manifest if case["candidate"] == name)
+    return STARTER / case["problem"].removeprefix("starter/") / "problem.py", CANDIDATES / name
+
+
+def test_traceback_is_trimmed_to_candidate_frames() -> None:
+    problem, candidate = candidate_for("raises_in_forward.py")
+    run = run_eval(problem, candidate, "--trials", "1")
+    error = run.stage("correctness")["details"]["error"]
+    assert error["exception"] == "ValueError"
+    assert error["frames"], "the candidate's own frames must be reported"
+    assert all(frame["line"] > 0 for frame in error["frames"])
+    assert "kforge/worker" not in error["traceback"]
+    assert "site-packages" not in error["traceback"]
+
+
+def test_segfault_names_the_signal() -> None:
+    problem, candidate = candidate_for("segfault.py")
+    run = run_eval(problem, candidate, "--trials", "1")
+    summary = run.stage("correctness")["summary"]
+    assert "SIGSEGV" in summary
+    assert run.exit_code == 1
+
+
+def test_hang_is_stopped_by_the_timeout_and_reaped() -> None:
+    before = worker_processes()
+    problem, candidate = candidate_for("hangs.py")
+    run = run_eval(problem, candidate, "--trials", "1", "--timeout", "5")
+    assert run.exit_code == 1
+    assert "no reply within 5 s" in run.stage("correctness")["summary"]
+    assert worker_processes() <= before, "no worker may outlive kforge"
+
+
+def test_no_shared_memory_or_processes_left_behind() -> None:
+    before_files, before_workers = shared_memory_files(), worker_processes()
+    for name in ("segfault.py", "abort.py", "wrong_values.py"):
+        problem, candidate = candidate_for(name)
+        run_eval(problem, candidate, "--trials", "1")
+    assert shared_memory_files() <= before_files
+    assert worker_processes() <= before_workers
+
+
+def test_input_mutation_is_rejected() -> None:
+    problem, candidate = candidate_for("mutates_input.py")
+    run = run_eval(problem, candidate, "--trials", "1")
+    assert run.exit_code == 1
+    assert "modified" in run.stage("correctness")["summary"]
+
+
+def test_error_statistics_are_reported() -> None:
+    problem, candidate = candidate_for("wrong_values.py")
+    run = run_eval(problem, candidate, "--trials", "1")
+    output = run.stage("correctness")["details"]["trials"][0]["outputs"][0]
+    for key in ("max_abs_error", "max_rel_error", "rel_l2_error", "mismatched_elements"):
+        assert key in output
+    assert output["mismatched_elements"] > 0 and not output["passed"]
+
+
+def test_llm_response_lines_map_back() -> None:
+    problem, candidate = candidate_for("llm_response_ok.md")
+    run = run_eval(problem, candidate, "--trials", "1")
+    assert run.exit_code == 0
+    assert run.verdict["candidate"]["extracted_from_markdown"] is True
+    assert run.verdict["candidate"]["code_line_offset"] > 1
