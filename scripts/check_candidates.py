@@ -53,8 +53,11 @@ def main() -> int:
     parser.add_argument("--kforge", type=Path, default=REPO / "build" / "release" / "kforge")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--only", help="comma-separated candidate file names to run (default: all)")
     args = parser.parse_args()
     manifest = json.loads((REPO / "tests" / "candidates" / "manifest.json").read_text())
+    if args.only:
+        manifest = [case for case in manifest if case["candidate"] in args.only.split(",")]
     failures = 0
     for case in manifest:
         if case.get("gpu_expect") and args.device != "cpu":

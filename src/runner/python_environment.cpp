@@ -65,12 +65,20 @@ std::optional<fs::path> find_on_path(std::string_view name) {
   return std::nullopt;
 }
 
+// A bare name such as "python3" is looked up on PATH, as a shell would.
+fs::path resolve_command(const fs::path& command) {
+  if (command.has_parent_path()) {
+    return command;
+  }
+  return find_on_path(command.string()).value_or(command);
+}
+
 fs::path find_interpreter(const std::optional<fs::path>& explicit_interpreter, const fs::path& package_root) {
   if (explicit_interpreter) {
-    return *explicit_interpreter;
+    return resolve_command(*explicit_interpreter);
   }
   if (auto configured = env_value("KFORGE_PYTHON")) {
-    return fs::path(*configured);
+    return resolve_command(fs::path(*configured));
   }
   const fs::path venv_python = package_root.parent_path() / ".venv" / "bin" / "python";
   if (access(venv_python.c_str(), X_OK) == 0) {

@@ -74,7 +74,11 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
     return false;
   }
   auto check_request = tolerance_request(context.settings);
-  check_request.update({{"op", "check_trial"}, {"trial", trial}, {"outputs", run.body["outputs"]}});
+  check_request.update({{"op", "check_trial"},
+                        {"trial", trial},
+                        {"outputs", run.body.value("outputs", nlohmann::json::array())},
+                        {"container", run.body.value("container", nlohmann::json(nullptr))},
+                        {"container_length", run.body.value("container_length", nlohmann::json(nullptr))}});
   const auto check = call_worker(*context.judge, check_request, timeout);
   call_worker(*context.candidate, {{"op", "release"}}, timeout);
   call_worker(*context.judge, {{"op", "end_trial"}, {"trial", trial}}, timeout);

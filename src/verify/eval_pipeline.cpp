@@ -128,7 +128,8 @@ bool run_static_stage(const std::string& code, const EvalSettings& settings, Ver
 }
 
 // Starts the judge and loads the problem; the device it reports decides how the candidate runs.
-std::optional<nlohmann::json> start_judge(EvalContext& context, runner::WorkerProcess& judge) {
+std::optional<nlohmann::json> start_judge(EvalContext& context, runner::WorkerProcess& judge,
+                                          const std::string& interpreter) {
   const auto& settings = context.settings;
   nlohmann::json sizes = nlohmann::json::object();
   for (const auto& [name, value] : settings.sizes) {
@@ -144,12 +145,17 @@ std::optional<nlohmann::json> start_judge(EvalContext& context, runner::WorkerPr
                                  {"sizes", sizes}},
                                 context.call_timeout() * 2);
   if (!load.ok) {
-    const std::string kind = load.kind == "environment" || load.kind == "usage" ? load.kind : "problem";
-    std::string message = load.message;
-    if (load.process_lost) {
-      message += "; judge log:\n" + trim_log(judge.log_tail(), "");
+    if (load.process_lost) {  // the worker died before answering: usually a Python without torch
+      context.fail_evaluation(
+          "environment",
+          fmt::format(
+              "the judge worker ({}) ended before answering: {}. Check that this Python can import torch "
+              "(or pass --python / set KFORGE_PYTHON). Its log:\n{}",
+              interpreter, load.message, trim_log(judge.log_tail(), "")));
+      return std::nullopt;
     }
-    context.fail_evaluation(kind, message);
+    const std::string kind = load.kind == "environment" || load.kind == "usage" ? load.kind : "problem";
+    context.fail_evaluation(kind, load.message);
     return std::nullopt;
   }
   context.verdict.device = load.body["device"];
@@ -204,7 +210,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   auto judge = runner::WorkerProcess::start(
       runner::make_worker_launch(runner::WorkerRole::judge, python, scratch.directory(), cpu_requested));
   EvalContext context{settings, verdict, &judge, nullptr, code_path.string(), scratch.shm_prefix(), false};
-  const auto judge_load = start_judge(context, judge);
+  const auto judge_load = start_judge(context, judge, python.interpreter.string());
   if (!judge_load) {
     return;
   }

@@ -126,7 +126,11 @@ class CandidateWorker:
         self.release({})
         result = self._call(self._open_inputs(request["inputs"]))
         state.exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
-        return {"outputs": [self._export_output(item) for item in correctness.flatten_outputs(result)]}
+        container = type(result).__name__ if isinstance(result, (tuple, list)) else None
+        outputs = correctness.flatten_outputs(result)
+        if container is not None and len(outputs) > correctness.MAX_OUTPUTS:
+            return {"outputs": [], "container": container, "container_length": len(outputs)}
+        return {"outputs": [self._export_output(item) for item in outputs], "container": container}
 
     def _export_output(self, item: Any) -> dict[str, Any]:
         assert self.state.exporter is not None

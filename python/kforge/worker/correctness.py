@@ -28,6 +28,9 @@ DEFAULT_TOLERANCES: dict[torch.dtype, float] = {
 }
 
 
+MAX_OUTPUTS = 64  # more outputs than this is a container of values, not a model's outputs
+
+
 @dataclass(frozen=True)
 class Tolerance:
     atol: float

@@ -28,6 +28,7 @@ class Trial:
     pristine: list[torch.Tensor]  # untouched copies, same order
     private_inputs: list[Any]
     reference: list[Any]
+    reference_container: str | None = None  # "tuple"/"list" when forward returned several outputs
 
 
 @dataclass
@@ -145,13 +146,15 @@ class Judge:
             inputs = [_to_device(value, state.device) for value in state.problem.get_inputs()]
             private_inputs = [_clone(value) for value in inputs]
             with torch.no_grad():
-                reference = correctness.flatten_outputs(state.model(*private_inputs))
+                raw_reference = state.model(*private_inputs)
+            reference = correctness.flatten_outputs(raw_reference)
+            container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
             if state.device.type == "cuda":
                 torch.cuda.synchronize(state.device)
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
         exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
-        trial = Trial(exporter, [], [], private_inputs, reference)
+        trial = Trial(exporter, [], [], private_inputs, reference, container)
 
         def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
             descriptor = exporter.export(tensor)
@@ -178,6 +181,13 @@ class Judge:
     ) -> dict[str, Any]:
         encoded_outputs = request["outputs"]
         failures: list[str] = []
+        returned = request.get("container")
+        if (returned is None) != (trial.reference_container is None):
+            expected = "a tuple/list of tensors" if trial.reference_container else "a Tensor"
+            count = request.get("container_length") or len(encoded_outputs)
+            found = f"a {returned} of {count} item(s)" if returned else "a single value"
+            failures.append(f"forward returned {found}, expected {expected}")
+            return {"passed": False, "failures": failures, "outputs": [], "mutated_inputs": []}
         if len(encoded_outputs) != len(trial.reference):
             failures.append(
                 f"forward returned {len(encoded_outputs)} output(s), expected {len(trial.reference)}"
