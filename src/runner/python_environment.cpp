@@ -80,7 +80,7 @@ fs::path find_interpreter(const std::optional<fs::path>& explicit_interpreter, c
   if (auto configured = env_value("KFORGE_PYTHON")) {
     return resolve_command(fs::path(*configured));
   }
-  const fs::path venv_python = package_root.parent_path() / ".venv" / "bin" / "python";
+  fs::path venv_python = package_root.parent_path() / ".venv" / "bin" / "python";
   if (access(venv_python.c_str(), X_OK) == 0) {
     return venv_python;
   }

@@ -67,7 +67,7 @@ TimingLease TimingLease::acquire(const std::string& gpu_identity, std::chrono::m
   }
   const auto waited =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  return TimingLease(fd, path, waited);
+  return {fd, path, waited};
 }
 
 TimingLease::TimingLease(int fd, std::filesystem::path path, std::chrono::milliseconds waited)

@@ -81,10 +81,14 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
   std::vector<std::string> env_storage;
   env_storage.reserve(launch.environment.size());
   for (const auto& [name, value] : launch.environment) {
-    env_storage.push_back(name + "=" + value);
+    std::string entry = name;
+    entry.append("=").append(value);
+    env_storage.push_back(std::move(entry));
   }
   std::vector<char*> argv;
   std::vector<char*> envp;
+  argv.reserve(argv_storage.size() + 1);
+  envp.reserve(env_storage.size() + 1);
   for (auto& arg : argv_storage) {
     argv.push_back(arg.data());
   }

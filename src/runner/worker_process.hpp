@@ -37,8 +37,8 @@ using WorkerReply = std::variant<nlohmann::json, WorkerFailure>;
 // its stdout and stderr are kept as a bounded log. The destructor always kills and reaps the group.
 class WorkerProcess {
  public:
-  static constexpr std::size_t kLogTailBytes = 64 * 1024;
-  static constexpr std::size_t kMaxReplyBytes = 64 * 1024 * 1024;
+  static constexpr std::size_t kLogTailBytes = std::size_t{64} * 1024;
+  static constexpr std::size_t kMaxReplyBytes = std::size_t{64} * 1024 * 1024;
 
   // Throws std::runtime_error when the process cannot be started (an environment problem).
   static WorkerProcess start(const WorkerLaunch& launch);

@@ -21,7 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-constexpr std::uintmax_t kMaxSourceBytes = 16 * 1024 * 1024;
+constexpr std::uintmax_t kMaxSourceBytes = std::uintmax_t{16} * 1024 * 1024;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
