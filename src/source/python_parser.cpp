@@ -8,40 +8,22 @@
 #include <span>
 #include <utility>
 
+#include "source/located_failure.hpp"
+
 namespace kforge::source {
 namespace {
 
 // Internal error carrier: thrown where parsing fails, turned into SyntaxError by parse_module().
-class ParseFailure : public std::exception {
+class ParseFailure : public detail::LocatedFailure {
  public:
-  ParseFailure(std::string message, SourceLocation location)
-      : message_(std::move(message)), location_(location) {}
-  const char* what() const noexcept override { return message_.c_str(); }
-  const std::string& message() const { return message_; }
-  SourceLocation location() const { return location_; }
-
- private:
-  std::string message_;
-  SourceLocation location_;
+  using LocatedFailure::LocatedFailure;
 };
 
 // Counts recursion for the lifetime of a scope and fails past kMaxParseNesting.
-class DepthGuard {
+class DepthGuard : public detail::ScopedNesting<ParseFailure> {
  public:
-  DepthGuard(int& depth, SourceLocation location) : depth_(depth) {
-    if (++depth_ > kMaxParseNesting) {
-      --depth_;
-      throw ParseFailure("nesting too deep", location);
-    }
-  }
-  DepthGuard(const DepthGuard&) = delete;
-  DepthGuard(DepthGuard&&) = delete;
-  DepthGuard& operator=(const DepthGuard&) = delete;
-  DepthGuard& operator=(DepthGuard&&) = delete;
-  ~DepthGuard() { --depth_; }
-
- private:
-  int& depth_;
+  DepthGuard(int& depth, SourceLocation location)
+      : ScopedNesting(depth, kMaxParseNesting, "nesting too deep", location) {}
 };
 
 template <class T>

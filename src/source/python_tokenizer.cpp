@@ -7,6 +7,8 @@
 #include <limits>
 #include <utility>
 
+#include "source/located_failure.hpp"
+
 namespace kforge::source {
 namespace {
 
@@ -29,17 +31,9 @@ constexpr std::array<std::string_view, 8> kKeywordsAllowedAfterNumber = {"and", 
 constexpr int kMaxIndentWidth = 1'000'000;
 
 // Internal error carrier: thrown where lexing fails, turned into TokenizeError by tokenize().
-class LexFailure : public std::exception {
+class LexFailure : public detail::LocatedFailure {
  public:
-  LexFailure(std::string message, SourceLocation location)
-      : message_(std::move(message)), location_(location) {}
-  const char* what() const noexcept override { return message_.c_str(); }
-  const std::string& message() const { return message_; }
-  SourceLocation location() const { return location_; }
-
- private:
-  std::string message_;
-  SourceLocation location_;
+  using LocatedFailure::LocatedFailure;
 };
 
 struct CodePoint {
@@ -303,22 +297,10 @@ void track_bracket(const Token& token, std::vector<OpenBracket>& stack, std::str
 
 // Increments a nesting counter for the lifetime of a scope and fails past the limit, bounding the
 // recursion f-string -> replacement field -> nested string.
-class NestingGuard {
+class NestingGuard : public detail::ScopedNesting<LexFailure> {
  public:
-  NestingGuard(int& depth, SourceLocation location) : depth_(depth) {
-    if (++depth_ > kMaxFStringNesting) {
-      --depth_;
-      throw LexFailure("f-string: expressions nested too deeply", location);
-    }
-  }
-  NestingGuard(const NestingGuard&) = delete;
-  NestingGuard(NestingGuard&&) = delete;
-  NestingGuard& operator=(const NestingGuard&) = delete;
-  NestingGuard& operator=(NestingGuard&&) = delete;
-  ~NestingGuard() { --depth_; }
-
- private:
-  int& depth_;
+  NestingGuard(int& depth, SourceLocation location)
+      : ScopedNesting(depth, kMaxFStringNesting, "f-string: expressions nested too deeply", location) {}
 };
 
 class Lexer {
