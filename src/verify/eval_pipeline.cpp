@@ -54,17 +54,13 @@ std::optional<std::string> read_source(const fs::path& path, const char* role, V
 }
 
 nlohmann::json settings_json(const EvalSettings& settings) {
-  nlohmann::json sizes = nlohmann::json::object();
-  for (const auto& [name, value] : settings.sizes) {
-    sizes[name] = value;
-  }
   return {{"device", settings.device},
           {"trials", settings.trials},
           {"seed", settings.seed},
           {"atol", settings.atol ? nlohmann::json(*settings.atol) : nlohmann::json(nullptr)},
           {"rtol", settings.rtol ? nlohmann::json(*settings.rtol) : nlohmann::json(nullptr)},
           {"small", settings.small},
-          {"sizes", sizes},
+          {"sizes", nlohmann::json(settings.sizes)},
           {"timeout_s", settings.timeout_s},
           {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
           {"noise_target", settings.timing.noise_target},
@@ -131,10 +127,6 @@ bool run_static_stage(const std::string& code, const EvalSettings& settings, Ver
 std::optional<nlohmann::json> start_judge(EvalContext& context, runner::WorkerProcess& judge,
                                           const std::string& interpreter) {
   const auto& settings = context.settings;
-  nlohmann::json sizes = nlohmann::json::object();
-  for (const auto& [name, value] : settings.sizes) {
-    sizes[name] = value;
-  }
   const auto load = call_worker(judge,
                                 {{"op", "load"},
                                  {"device", settings.device},
@@ -142,7 +134,7 @@ std::optional<nlohmann::json> start_judge(EvalContext& context, runner::WorkerPr
                                  {"problem_path", fs::absolute(settings.problem_path).string()},
                                  {"seed", settings.seed},
                                  {"small", settings.small},
-                                 {"sizes", sizes}},
+                                 {"sizes", nlohmann::json(settings.sizes)}},
                                 context.call_timeout() * 2);
   if (!load.ok) {
     if (load.process_lost) {  // the worker died before answering: usually a Python without torch
