@@ -111,7 +111,9 @@ std::function<int()> add_eval_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   eval->add_option("--profile", options->profile,
-                   "static rule profile: strict (benchmarks, rewards) or lenient")
+                   "static rule profile: strict rejects a candidate on any anti-cheating finding (for "
+                   "benchmarks and rewards); lenient turns those findings into warnings for quick "
+                   "iteration, except a missing Triton launch (rules: docs/rules.md)")
       ->check(CLI::IsMember({"strict", "lenient"}))
       ->capture_default_str();
   eval->add_option("--python", options->python,

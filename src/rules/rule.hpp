@@ -19,6 +19,12 @@ class Rule {
   virtual std::string_view id() const = 0;
   // Severity of this rule's findings under Profile::strict.
   virtual Severity severity() const = 0;
+  // Severity of this rule's findings under `profile`: by default the strict severity under
+  // strict and warn under lenient. A rule whose findings vary (e.g. reads vs writes) documents
+  // its exceptions; this is the severity of its main finding.
+  virtual Severity severity_for(Profile profile) const {
+    return profile == Profile::strict ? severity() : Severity::warn;
+  }
   // One sentence saying what the rule requires.
   virtual std::string_view summary() const = 0;
   // Appends a finding for each violation found in `context`.

@@ -1,7 +1,8 @@
 #include "rules/rule_kernel_launched.hpp"
 
-#include <algorithm>
+#include <set>
 #include <string>
+#include <string_view>
 
 namespace kforge::rules {
 namespace {
@@ -20,13 +21,11 @@ std::string quoted_list(const std::vector<std::string>& names) {
 // launched somewhere unreachable, so the fix is obvious.
 std::string unreachable_launch_hints(const source::ModuleIndex& index) {
   std::string hints;
-  std::vector<std::string> mentioned;
+  std::set<std::string_view> mentioned;  // a set: a module may hold thousands of launches
   for (const source::KernelLaunch& launch : index.launches) {
-    if (launch.reachable_from_forward ||
-        std::find(mentioned.begin(), mentioned.end(), launch.kernel) != mentioned.end()) {
+    if (launch.reachable_from_forward || !mentioned.insert(launch.kernel).second) {
       continue;
     }
-    mentioned.push_back(launch.kernel);
     hints += "; `" + launch.kernel + "` is launched only from `" + launch.function + "` (line " +
              std::to_string(launch.location.line) + "), which ModelNew.forward never calls";
   }

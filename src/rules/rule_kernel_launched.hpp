@@ -16,6 +16,8 @@ class KernelLaunchedRule final : public Rule {
 
   std::string_view id() const override { return kId; }
   Severity severity() const override { return Severity::reject; }
+  // A candidate without a launched kernel is never worth running, whatever the profile.
+  Severity severity_for(Profile /*profile*/) const override { return Severity::reject; }
   std::string_view summary() const override;
   void check(const AnalysisContext& context, std::vector<Finding>& findings) const override;
 };

@@ -4,6 +4,7 @@
 #include <exception>
 #include <utility>
 
+#include "rules/name_resolution.hpp"
 #include "rules/rule_engine.hpp"
 #include "source/module_index.hpp"
 #include "source/python_parser.hpp"
@@ -13,7 +14,7 @@ namespace {
 
 constexpr std::string_view kInternalFailureRule = "static-analysis-failed";
 
-StaticReport analyse(std::string_view python_source, Profile profile) {
+StaticReport analyse(std::string_view python_source, Profile profile, std::string_view problem_source) {
   StaticReport report;
   const source::ParseResult parsed = source::parse_module(python_source);
   if (!parsed.ok()) {
@@ -27,7 +28,8 @@ StaticReport analyse(std::string_view python_source, Profile profile) {
   report.launched_kernels = index.launched_kernels();
   report.has_model_new = index.model.has_value();
   report.has_forward = index.model.has_value() && index.model->has_forward;
-  const AnalysisContext context{*parsed.module, index, python_source, profile};
+  const NameResolver names(*parsed.module);
+  const AnalysisContext context{*parsed.module, index, python_source, profile, problem_source, &names};
   report.findings = RuleEngine::with_default_rules().run(context);
   return report;
 }
@@ -49,9 +51,10 @@ bool StaticReport::rejected() const {
                      [](const Finding& finding) { return finding.severity == Severity::reject; });
 }
 
-StaticReport analyse_candidate(std::string_view python_source, Profile profile) {
+StaticReport analyse_candidate(std::string_view python_source, Profile profile,
+                               std::string_view problem_source) {
   try {
-    return analyse(python_source, profile);
+    return analyse(python_source, profile, problem_source);
   } catch (const std::exception& error) {
     return internal_failure(error.what());
   } catch (...) {

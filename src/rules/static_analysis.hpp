@@ -29,9 +29,11 @@ struct StaticReport {
 };
 
 // The single entry point of static analysis: parses `python_source`, indexes it and runs the
-// default rules. Never throws: an internal failure becomes a reject finding
-// "static-analysis-failed".
-StaticReport analyse_candidate(std::string_view python_source, Profile profile = Profile::strict);
+// default rules. `problem_source` is the reference problem's source (problem.py), which the
+// precision rule reads to tell a float32 problem from a half-precision one; empty means unknown.
+// Never throws: an internal failure becomes a reject finding "static-analysis-failed".
+StaticReport analyse_candidate(std::string_view python_source, Profile profile = Profile::strict,
+                               std::string_view problem_source = {});
 
 // Moves every location of `report` down by `line_offset - 1` lines, mapping locations in code
 // extracted from a markdown response (source::ExtractedCode::line_offset) back to the response.

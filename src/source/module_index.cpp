@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <utility>
@@ -15,10 +16,21 @@ namespace {
 
 // Bounds base-class chains and import/alias rewriting of dotted names.
 constexpr int kMaxResolutionDepth = 16;
-// Bounds the recursion through alias chains (a = b; b = c; ...) and nested displays.
-constexpr int kMaxAliasDepth = 64;
 // Bounds the classes collected along a base-class hierarchy.
 constexpr std::size_t kMaxHierarchySize = 64;
+// Bounds the kernels recorded for one launch site (the first ones by name are kept): a site that
+// picks from a tuple of a thousand kernels, repeated at thousands of sites, would otherwise record
+// millions of launches.
+constexpr std::size_t kMaxKernelsPerLaunch = 64;
+
+// Sorts, removes duplicates and keeps at most kMaxKernelsPerLaunch names.
+void normalize_launched(std::vector<std::string>& kernels) {
+  std::sort(kernels.begin(), kernels.end());
+  kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+  if (kernels.size() > kMaxKernelsPerLaunch) {
+    kernels.resize(kMaxKernelsPerLaunch);
+  }
+}
 
 constexpr std::array<std::string_view, 11> kBuiltinTypeNames = {
     "dict", "list", "tuple", "set", "frozenset", "type", "int", "float", "str", "bytes", "object"};
@@ -92,48 +104,73 @@ std::string receiver_name(const FunctionDef& def) {
   return method_parameters(def).size() < def.params.size() ? def.params.front()->name : std::string();
 }
 
-// State of one resolution query (what may `expr` call or denote?): values already resolved, so
-// alias cycles terminate, and the current alias-chain depth, so recursion stays bounded.
+// State of one resolution query (what may `expr` call or denote?). The query is a graph search
+// over values, name lookups and class members; each is expanded at most once, so alias cycles
+// terminate and the work stays linear in the module however it aliases (`self.x = self.x`
+// repeated thousands of times used to cost cubic time).
 class Resolution {
  public:
-  bool enter(const Expr* value, std::size_t scope) {
-    if (depth_ >= kMaxAliasDepth || !visited_.insert({value, scope}).second) {
-      return false;
-    }
-    ++depth_;
-    return true;
+  // False when `value` was resolved before in this query.
+  bool first_visit(const Expr* value, std::size_t scope) { return values_.insert({value, scope}).second; }
+  // False when the name (looked up from `scope`) or the class member was expanded before.
+  bool first_name_visit(std::size_t scope, std::string_view name) {
+    return names_.insert({scope, std::string(name)}).second;
   }
-  void leave() { --depth_; }
+  bool first_member_visit(std::size_t class_scope, std::string_view member) {
+    return members_.insert({class_scope, std::string(member)}).second;
+  }
 
  private:
-  std::set<std::pair<const Expr*, std::size_t>> visited_;
-  int depth_ = 0;
+  std::set<std::pair<const Expr*, std::size_t>> values_;
+  std::set<std::pair<std::size_t, std::string>> names_;
+  std::set<std::pair<std::size_t, std::string>> members_;
 };
 
-// One step of a Resolution for the lifetime of a scope.
-class ResolutionStep {
- public:
-  ResolutionStep(Resolution& resolution, const Expr* value, std::size_t scope)
-      : resolution_(resolution), entered_(resolution.enter(value, scope)) {}
-  ResolutionStep(const ResolutionStep&) = delete;
-  ResolutionStep(ResolutionStep&&) = delete;
-  ResolutionStep& operator=(const ResolutionStep&) = delete;
-  ResolutionStep& operator=(ResolutionStep&&) = delete;
-  ~ResolutionStep() {
-    if (entered_) {
-      resolution_.leave();
+// One pending step of a resolution, on an explicit stack (alias chains of any length cannot
+// exhaust the call stack): a value to resolve in a scope, or results to emit once the steps pushed
+// before it are done, so results come in the order of a recursive depth-first search.
+template <class Result>
+struct ResolutionTask {
+  const Expr* value = nullptr;  // null: emit `results`
+  std::size_t scope = 0;
+  std::vector<Result> results;
+};
+
+// Runs tasks depth-first: `expand(value, scope, next)` appends the steps of one value to `next`.
+template <class Result, class Expand>
+void run_resolution(std::vector<ResolutionTask<Result>> next, Resolution& resolution,
+                    std::vector<Result>& out, const Expand& expand) {
+  std::vector<ResolutionTask<Result>> stack;
+  while (true) {
+    std::move(next.rbegin(), next.rend(), std::back_inserter(stack));
+    next.clear();
+    if (stack.empty()) {
+      return;
+    }
+    ResolutionTask<Result> task = std::move(stack.back());
+    stack.pop_back();
+    if (task.value == nullptr) {
+      std::move(task.results.begin(), task.results.end(), std::back_inserter(out));
+    } else if (resolution.first_visit(task.value, task.scope)) {
+      expand(*task.value, task.scope, next);
     }
   }
-  // False when the value was resolved before in this query or the chain is too deep.
-  bool entered() const { return entered_; }
-
- private:
-  Resolution& resolution_;
-  bool entered_;
-};
+}
 
 class IndexBuilder {
  public:
+  // Counts resolution work and gives up past kMaxIndexWork: every search is polynomial, but a
+  // crafted module can still combine thousands of classes, members and aliases into billions of
+  // steps.
+  void spend(std::size_t units) const {
+    work_ += units;
+    if (work_ > kMaxIndexWork) {
+      throw IndexTooComplex("module too complex to index: resolving its names takes more than " +
+                            std::to_string(kMaxIndexWork) +
+                            " steps; simplify the aliasing of kernels, classes and attributes");
+    }
+  }
+
   ModuleIndex build(const Module& module) {
     collect(module);
     register_custom_ops();
@@ -386,14 +423,8 @@ class IndexBuilder {
       return found->second + rest;
     }
     if (depth < kMaxResolutionDepth) {
-      const auto& module_assignments = scopes_.front().assignments;
-      if (const auto found = module_assignments.find(root); found != module_assignments.end()) {
-        for (const Expr* value : found->second) {
-          const std::string target = dotted_name(*value);
-          if (!target.empty() && target != root) {
-            return resolve_dotted(target + rest, depth + 1);
-          }
-        }
+      if (const std::string& target = module_alias(root); !target.empty()) {
+        return resolve_dotted(target + rest, depth + 1);
       }
     }
     if (star_import_modules_.contains("triton") &&
@@ -401,6 +432,26 @@ class IndexBuilder {
       return "triton." + std::string(dotted);
     }
     return std::string(dotted);
+  }
+
+  // The dotted name of the first module-level `root = a.b` (other than `root = root`), "" if none.
+  // Memoised: a name assigned thousands of times is resolved for every attribute reference.
+  const std::string& module_alias(const std::string& root) const {
+    if (const auto cached = module_alias_cache_.find(root); cached != module_alias_cache_.end()) {
+      return cached->second;
+    }
+    std::string alias;
+    const auto& module_assignments = scopes_.front().assignments;
+    if (const auto found = module_assignments.find(root); found != module_assignments.end()) {
+      for (const Expr* value : found->second) {
+        std::string target = dotted_name(*value);
+        if (!target.empty() && target != root) {
+          alias = std::move(target);
+          break;
+        }
+      }
+    }
+    return module_alias_cache_.emplace(root, std::move(alias)).first->second;
   }
 
   TritonDecorator classify_decorator(const Expr& decorator) const {
@@ -433,6 +484,7 @@ class IndexBuilder {
         chain.push_back(*current);
       }
     }
+    spend(chain.size());
     return chain;
   }
 
@@ -471,51 +523,86 @@ class IndexBuilder {
     return sites;
   }
 
-  // Method `name` of a class or, failing that, of its bases defined in this module.
-  std::optional<std::size_t> find_method(std::size_t class_scope, std::string_view name,
-                                         int depth = 0) const {
-    if (depth > kMaxResolutionDepth) {
-      return std::nullopt;
-    }
-    const Scope& scope = scopes_[class_scope];
-    if (const auto found = scope.functions.find(name); found != scope.functions.end()) {
+  // Method `name` of a class or, failing that, of its bases defined in this module, searched
+  // depth-first, left to right, at most kMaxResolutionDepth levels up. A class is searched again
+  // only when met at fewer levels: with bases shared between classes, the former recursive search
+  // took time exponential in the depth of the hierarchy.
+  std::optional<std::size_t> find_method(std::size_t class_scope, std::string_view name) const {
+    spend(1);
+    const Scope& own = scopes_[class_scope];
+    if (const auto found = own.functions.find(name); found != own.functions.end()) {
       return found->second;
     }
-    for (const std::size_t base : base_classes(class_scope)) {
-      if (const auto method = find_method(base, name, depth + 1)) {
-        return method;
+    if (base_classes(class_scope).empty()) {
+      return std::nullopt;
+    }
+    std::vector<std::pair<std::size_t, int>> pending{{class_scope, 0}};  // class, levels above class_scope
+    std::map<std::size_t, int> searched;  // class -> fewest levels it was searched at
+    while (!pending.empty()) {
+      const std::size_t current = pending.back().first;
+      const int depth = pending.back().second;
+      pending.pop_back();
+      if (const auto [seen, first] = searched.emplace(current, depth); !first) {
+        if (seen->second <= depth) {
+          continue;
+        }
+        seen->second = depth;
+      }
+      spend(1);
+      const Scope& scope = scopes_[current];
+      if (const auto found = scope.functions.find(name); found != scope.functions.end()) {
+        return found->second;
+      }
+      if (depth < kMaxResolutionDepth) {
+        const std::vector<std::size_t>& bases = base_classes(current);
+        std::transform(bases.rbegin(), bases.rend(), std::back_inserter(pending), [depth](std::size_t base) {
+          return std::pair{base, depth + 1};
+        });
       }
     }
     return std::nullopt;
   }
 
-  std::vector<std::size_t> base_classes(std::size_t class_scope) const {
+  // Memoised: base lists are read for every method lookup and attribute resolution.
+  const std::vector<std::size_t>& base_classes(std::size_t class_scope) const {
+    if (const auto cached = base_cache_.find(class_scope); cached != base_cache_.end()) {
+      return cached->second;
+    }
     std::vector<std::size_t> bases;
     const auto* class_def = node_cast<ClassDef>(scopes_[class_scope].node);
     const std::optional<std::size_t> outer = scopes_[class_scope].parent;
-    if (class_def == nullptr || !outer) {
-      return bases;
-    }
-    for (const ExprPtr& base : class_def->bases) {
-      const std::string name = dotted_name(*base);
-      if (const auto found = lookup_class(*outer, name); found && *found != class_scope) {
-        bases.push_back(*found);
+    if (class_def != nullptr && outer) {
+      for (const ExprPtr& base : class_def->bases) {
+        const std::string name = dotted_name(*base);
+        const auto found = lookup_class(*outer, name);
+        // A base listed twice is a TypeError in Python; here it would only repeat work.
+        if (found && *found != class_scope && std::find(bases.begin(), bases.end(), *found) == bases.end()) {
+          bases.push_back(*found);
+        }
       }
     }
-    return bases;
+    return base_cache_.emplace(class_scope, std::move(bases)).first->second;
   }
 
-  // The class and its bases defined in this module, nearest first.
-  std::vector<std::size_t> class_hierarchy(std::size_t class_scope) const {
+  // The class and its bases defined in this module, nearest first. Memoised: it is read for every
+  // attribute of `self` that a resolution meets.
+  const std::vector<std::size_t>& class_hierarchy(std::size_t class_scope) const {
+    if (const auto cached = hierarchy_cache_.find(class_scope); cached != hierarchy_cache_.end()) {
+      return cached->second;
+    }
     std::vector<std::size_t> hierarchy{class_scope};
     for (std::size_t i = 0; i < hierarchy.size() && hierarchy.size() < kMaxHierarchySize; ++i) {
       for (const std::size_t base : base_classes(hierarchy[i])) {
+        spend(1);
+        if (hierarchy.size() >= kMaxHierarchySize) {
+          break;  // a class with thousands of bases must not make this quadratic
+        }
         if (std::find(hierarchy.begin(), hierarchy.end(), base) == hierarchy.end()) {
           hierarchy.push_back(base);
         }
       }
     }
-    return hierarchy;
+    return hierarchy_cache_.emplace(class_scope, std::move(hierarchy)).first->second;
   }
 
   // Classes that `self` may be an instance of inside a method of `class_scope`: the class itself,
@@ -523,7 +610,7 @@ class IndexBuilder {
   std::vector<std::size_t> receiver_classes(std::size_t class_scope) const {
     std::vector<std::size_t> receivers{class_scope};
     if (model_scope_ && *model_scope_ != class_scope) {
-      const std::vector<std::size_t> hierarchy = class_hierarchy(*model_scope_);
+      const std::vector<std::size_t>& hierarchy = class_hierarchy(*model_scope_);
       if (std::find(hierarchy.begin(), hierarchy.end(), class_scope) != hierarchy.end()) {
         receivers.push_back(*model_scope_);
       }
@@ -546,24 +633,54 @@ class IndexBuilder {
         }
       }
     }
+    spend(sites.size());
     return sites;
   }
 
   // Classes of this module instantiated anywhere inside `value` (e.g. `Block(...)` in
   // `nn.ModuleList([Block(d) for _ in range(n)])`).
-  std::vector<std::size_t> instantiated_classes(const Expr& value, std::size_t scope) const {
+  // Each class once, in order of first instantiation. Memoised: a value is walked once however many
+  // attributes of the instances it holds are used.
+  const std::vector<std::size_t>& instantiated_classes(const Expr& value, std::size_t scope) const {
+    const auto key = std::pair{&value, scope};
+    if (const auto cached = instantiated_cache_.find(key); cached != instantiated_cache_.end()) {
+      return cached->second;
+    }
     std::vector<std::size_t> classes;
+    std::set<std::size_t> seen;
     walk(value, [&](const Node& node) {
+      spend(1);
       if (const auto* call = node_cast<Call>(node)) {
         if (const auto* callee = node_cast<Name>(call->func.get())) {
-          if (const auto found = lookup_class(scope, callee->id)) {
+          if (const auto found = lookup_class(scope, callee->id); found && seen.insert(*found).second) {
             classes.push_back(*found);
           }
         }
       }
       return WalkAction::visit_children;
     });
-    return classes;
+    return instantiated_cache_.emplace(key, std::move(classes)).first->second;
+  }
+
+  // Classes instantiated in any value held by attribute `name` of `class_scope` instances, each
+  // once, in order of first instantiation. Memoised per attribute: `self.a.m1()`, `self.a.m2()`...
+  // all look through the same values.
+  const std::vector<std::size_t>& held_instance_classes(std::size_t class_scope,
+                                                        const std::string& name) const {
+    const auto key = std::pair{class_scope, name};
+    if (const auto cached = held_instances_cache_.find(key); cached != held_instances_cache_.end()) {
+      return cached->second;
+    }
+    std::vector<std::size_t> classes;
+    std::set<std::size_t> seen;
+    for (const ValueSite& site : held_values(class_scope, name)) {
+      for (const std::size_t instance_class : instantiated_classes(*site.value, site.scope)) {
+        if (seen.insert(instance_class).second) {
+          classes.push_back(instance_class);
+        }
+      }
+    }
+    return held_instances_cache_.emplace(key, std::move(classes)).first->second;
   }
 
   void add_methods(std::size_t class_scope, std::initializer_list<std::string_view> names,
@@ -575,50 +692,69 @@ class IndexBuilder {
     }
   }
 
-  // Function scopes that `expr` (a reference in `scope`) may call.
-  void callees_of(const Expr& expr, std::size_t scope, Resolution& resolution,
-                  std::vector<std::size_t>& out) const {
-    const ResolutionStep step(resolution, &expr, scope);
-    if (!step.entered()) {
-      return;
-    }
-    if (const auto* name = node_cast<Name>(expr)) {
-      name_callees(name->id, scope, resolution, out);
-    } else if (const auto* attribute = node_cast<Attribute>(expr)) {
-      attribute_callees(*attribute, scope, resolution, out);
-    } else if (const auto* conditional = node_cast<IfExp>(expr)) {
-      callees_of(*conditional->body, scope, resolution, out);
-      callees_of(*conditional->orelse, scope, resolution, out);
-    } else if (const auto* boolean = node_cast<BoolOp>(expr)) {
-      for (const ExprPtr& value : boolean->values) {
-        callees_of(*value, scope, resolution, out);
-      }
+  using CalleeTask = ResolutionTask<std::size_t>;
+  using KernelTask = ResolutionTask<std::string>;
+
+  // Queues `results` to be emitted in search order.
+  template <class Result>
+  static void emit(std::vector<ResolutionTask<Result>>& next, std::vector<Result> results) {
+    if (!results.empty()) {
+      next.push_back({nullptr, 0, std::move(results)});
     }
   }
 
+  // Function scopes that `expr` (a reference in `scope`) may call.
+  void callees_of(const Expr& expr, std::size_t scope, Resolution& resolution,
+                  std::vector<std::size_t>& out) const {
+    run_resolution<std::size_t>(
+        {{&expr, scope, {}}}, resolution, out,
+        [&](const Expr& value, std::size_t value_scope, std::vector<CalleeTask>& next) {
+          spend(1);
+          if (const auto* name = node_cast<Name>(value)) {
+            name_callees(name->id, value_scope, resolution, next);
+          } else if (const auto* attribute = node_cast<Attribute>(value)) {
+            attribute_callees(*attribute, value_scope, resolution, next);
+          } else if (const auto* conditional = node_cast<IfExp>(value)) {
+            next.push_back({conditional->body.get(), value_scope, {}});
+            next.push_back({conditional->orelse.get(), value_scope, {}});
+          } else if (const auto* boolean = node_cast<BoolOp>(value)) {
+            for (const ExprPtr& operand : boolean->values) {
+              next.push_back({operand.get(), value_scope, {}});
+            }
+          }
+        });
+  }
+
   void name_callees(const std::string& name, std::size_t scope, Resolution& resolution,
-                    std::vector<std::size_t>& out) const {
+                    std::vector<CalleeTask>& next) const {
+    if (!resolution.first_name_visit(scope, name)) {
+      return;  // the same lookup gives the same callees
+    }
+    std::vector<std::size_t> found;
     if (const auto function = lookup_function(scope, name)) {
-      out.push_back(*function);
+      found.push_back(*function);
     }
     if (const auto class_scope = lookup_class(scope, name)) {
-      add_methods(*class_scope, {"__init__", "__call__", "forward"}, out);
+      add_methods(*class_scope, {"__init__", "__call__", "forward"}, found);
     }
+    emit(next, std::move(found));
     for (const ValueSite& site : assigned_values(scope, name)) {
-      callees_of(*site.value, site.scope, resolution, out);
+      next.push_back({site.value, site.scope, {}});
     }
   }
 
   void attribute_callees(const Attribute& attribute, std::size_t scope, Resolution& resolution,
-                         std::vector<std::size_t>& out) const {
+                         std::vector<CalleeTask>& next) const {
     const Scope& current = scopes_[scope];
+    std::vector<std::size_t> found;
     if (const auto* call = node_cast<Call>(attribute.value.get())) {
       const auto* callee = node_cast<Name>(call->func.get());
       if (callee != nullptr && callee->id == "super" && current.method_class) {
         for (const std::size_t base : base_classes(*current.method_class)) {
-          add_methods(base, {attribute.attr}, out);
+          add_methods(base, {attribute.attr}, found);
         }
       }
+      emit(next, std::move(found));
       return;
     }
     const std::string dotted = dotted_name(attribute);
@@ -627,22 +763,22 @@ class IndexBuilder {
       return;
     }
     if (current.method_class && parts.front() == current.self_name) {
-      self_member_callees(*current.method_class, parts, resolution, out);
+      self_member_callees(*current.method_class, parts, resolution, next);
       return;
     }
     if (const auto custom_op = find_custom_op(dotted)) {
-      out.push_back(*custom_op);
+      found.push_back(*custom_op);
     }
-    if (parts.size() != 2) {
-      return;
-    }
-    if (const auto class_scope = lookup_class(scope, parts.front())) {
-      // `Fn.apply(x)` runs the forward (and backward) of a torch.autograd.Function subclass.
-      if (parts.back() == "apply") {
-        add_methods(*class_scope, {"forward", "backward"}, out);
+    if (parts.size() == 2) {
+      if (const auto class_scope = lookup_class(scope, parts.front())) {
+        // `Fn.apply(x)` runs the forward (and backward) of a torch.autograd.Function subclass.
+        if (parts.back() == "apply") {
+          add_methods(*class_scope, {"forward", "backward"}, found);
+        }
+        add_methods(*class_scope, {parts.back()}, found);
       }
-      add_methods(*class_scope, {parts.back()}, out);
     }
+    emit(next, std::move(found));
   }
 
   // `torch.ops.ns.name(...)` (or `.default`) calls the function registered as "ns::name".
@@ -658,25 +794,32 @@ class IndexBuilder {
 
   // self.m -> method m or what attribute m holds; self.a.m -> method m of the class held by a.
   void self_member_callees(std::size_t class_scope, const std::vector<std::string>& parts,
-                           Resolution& resolution, std::vector<std::size_t>& out) const {
+                           Resolution& resolution, std::vector<CalleeTask>& next) const {
     if (parts.size() > 3) {
       return;
     }
+    const std::string member = parts.size() == 2 ? parts[1] : parts[1] + "." + parts[2];
     for (const std::size_t receiver : receiver_classes(class_scope)) {
-      if (parts.size() == 2) {
-        add_methods(receiver, {parts[1]}, out);
+      if (!resolution.first_member_visit(receiver, member)) {
+        continue;  // the same member of the same class gives the same callees
       }
+      std::vector<std::size_t> methods;
+      if (parts.size() == 3) {
+        for (const std::size_t instance_class : held_instance_classes(receiver, parts[1])) {
+          add_methods(instance_class, {parts[2]}, methods);
+        }
+        emit(next, std::move(methods));
+        continue;
+      }
+      add_methods(receiver, {parts[1]}, methods);
+      emit(next, std::move(methods));
       for (const ValueSite& site : held_values(receiver, parts[1])) {
-        if (parts.size() == 2) {
-          callees_of(*site.value, site.scope, resolution, out);
-        }
+        next.push_back({site.value, site.scope, {}});
+        std::vector<std::size_t> instance_methods;
         for (const std::size_t instance_class : instantiated_classes(*site.value, site.scope)) {
-          if (parts.size() == 2) {
-            add_methods(instance_class, {"__call__", "forward"}, out);
-          } else {
-            add_methods(instance_class, {parts[2]}, out);
-          }
+          add_methods(instance_class, {"__call__", "forward"}, instance_methods);
         }
+        emit(next, std::move(instance_methods));
       }
     }
   }
@@ -684,21 +827,22 @@ class IndexBuilder {
   // Names of the kernels that `expr` (evaluated in `scope`) may denote.
   void kernels_of(const Expr& expr, std::size_t scope, Resolution& resolution,
                   std::vector<std::string>& out) const {
-    const ResolutionStep step(resolution, &expr, scope);
-    if (!step.entered()) {
-      return;
-    }
-    if (const auto* name = node_cast<Name>(expr)) {
-      name_kernels(name->id, scope, resolution, out);
-    } else if (const auto* attribute = node_cast<Attribute>(expr)) {
-      attribute_kernels(*attribute, scope, resolution, out);
-    } else {
-      for (const Node* child : container_parts(expr)) {
-        if (const auto* part = dynamic_cast<const Expr*>(child)) {
-          kernels_of(*part, scope, resolution, out);
-        }
-      }
-    }
+    run_resolution<std::string>(
+        {{&expr, scope, {}}}, resolution, out,
+        [&](const Expr& value, std::size_t value_scope, std::vector<KernelTask>& next) {
+          spend(1);
+          if (const auto* name = node_cast<Name>(value)) {
+            name_kernels(name->id, value_scope, resolution, next);
+          } else if (const auto* attribute = node_cast<Attribute>(value)) {
+            attribute_kernels(*attribute, value_scope, resolution, next);
+          } else {
+            for (const Node* child : container_parts(value)) {
+              if (const auto* part = dynamic_cast<const Expr*>(child)) {
+                next.push_back({part, value_scope, {}});
+              }
+            }
+          }
+        });
   }
 
   // Sub-expressions whose kernels an expression may evaluate to: both branches of a conditional,
@@ -730,20 +874,25 @@ class IndexBuilder {
   }
 
   void name_kernels(const std::string& name, std::size_t scope, Resolution& resolution,
-                    std::vector<std::string>& out) const {
+                    std::vector<KernelTask>& next) const {
+    if (!resolution.first_name_visit(scope, name)) {
+      return;  // the same lookup gives the same kernels
+    }
+    std::vector<std::string> found;
     if (const auto function = lookup_function(scope, name); function && kernel_scopes_.contains(*function)) {
-      out.push_back(name);
+      found.push_back(name);
     }
     if (functional_kernels_.contains(name)) {
-      out.push_back(name);
+      found.push_back(name);
     }
+    emit(next, std::move(found));
     for (const ValueSite& site : assigned_values(scope, name)) {
-      kernels_of(*site.value, site.scope, resolution, out);
+      next.push_back({site.value, site.scope, {}});
     }
   }
 
   void attribute_kernels(const Attribute& attribute, std::size_t scope, Resolution& resolution,
-                         std::vector<std::string>& out) const {
+                         std::vector<KernelTask>& next) const {
     const std::vector<std::string> parts = split_dotted(dotted_name(attribute));
     if (parts.size() != 2) {
       return;
@@ -751,20 +900,23 @@ class IndexBuilder {
     const Scope& current = scopes_[scope];
     if (current.method_class && parts.front() == current.self_name) {
       for (const std::size_t receiver : receiver_classes(*current.method_class)) {
-        class_member_kernels(receiver, parts.back(), resolution, out);
+        class_member_kernels(receiver, parts.back(), resolution, next);
       }
     } else if (const auto class_scope = lookup_class(scope, parts.front())) {
-      class_member_kernels(*class_scope, parts.back(), resolution, out);
+      class_member_kernels(*class_scope, parts.back(), resolution, next);
     }
   }
 
   void class_member_kernels(std::size_t class_scope, const std::string& member, Resolution& resolution,
-                            std::vector<std::string>& out) const {
+                            std::vector<KernelTask>& next) const {
+    if (!resolution.first_member_visit(class_scope, member)) {
+      return;  // the same member of the same class gives the same kernels
+    }
     if (const auto method = find_method(class_scope, member); method && kernel_scopes_.contains(*method)) {
-      out.push_back(scopes_[*method].name);
+      emit(next, {scopes_[*method].name});
     }
     for (const ValueSite& site : held_values(class_scope, member)) {
-      kernels_of(*site.value, site.scope, resolution, out);
+      next.push_back({site.value, site.scope, {}});
     }
   }
 
@@ -925,6 +1077,9 @@ class IndexBuilder {
       return;
     }
     std::deque<std::size_t> queue{*forward_scope_};
+    // One search for the whole call graph: what an expression calls was queued when the search
+    // first met it, so meeting it again from another reference adds nothing.
+    Resolution resolution;
     while (!queue.empty()) {
       const std::size_t scope = queue.front();
       queue.pop_front();
@@ -937,7 +1092,6 @@ class IndexBuilder {
       // Everything defined inside a reachable function (nested defs, lambdas) counts as reachable.
       queue.insert(queue.end(), scopes_[scope].children.begin(), scopes_[scope].children.end());
       for (const Expr* reference : scopes_[scope].references) {
-        Resolution resolution;
         std::vector<std::size_t> callees;
         callees_of(*reference, scope, resolution, callees);
         // Kernels run on the GPU when launched; they are not host functions of the call graph.
@@ -970,25 +1124,56 @@ class IndexBuilder {
            !lookup_class(scope, root);
   }
 
+  // Kernels that `expr` (evaluated in `scope`) may denote, as kernels_of() finds them. Displays,
+  // conditionals and subscripts denote what their parts denote; the search from a name or an
+  // attribute chain is memoised per scope, so thousands of launches of one heavily aliased name
+  // cost one search instead of one each.
+  void launchable_kernels(const Expr& expr, std::size_t scope, std::vector<std::string>& out) {
+    std::vector<const Expr*> pending{&expr};
+    while (!pending.empty()) {
+      const Expr* value = pending.back();
+      pending.pop_back();
+      spend(1);
+      if (node_cast<Name>(value) == nullptr && node_cast<Attribute>(value) == nullptr) {
+        const std::vector<const Node*> parts = container_parts(*value);
+        std::for_each(parts.rbegin(), parts.rend(), [&pending](const Node* part) {
+          if (const auto* part_expr = dynamic_cast<const Expr*>(part)) {
+            pending.push_back(part_expr);
+          }
+        });
+        continue;
+      }
+      auto key = std::pair{scope, dotted_name(*value)};
+      auto cached = launchable_cache_.find(key);
+      if (cached == launchable_cache_.end()) {
+        Resolution resolution;
+        std::vector<std::string> kernels;
+        kernels_of(*value, scope, resolution, kernels);
+        normalize_launched(kernels);
+        cached = launchable_cache_.emplace(std::move(key), std::move(kernels)).first;
+      }
+      spend(cached->second.size());
+      out.insert(out.end(), cached->second.begin(), cached->second.end());
+    }
+  }
+
   // Kernels launched by `call`: `k[grid](...)`, `wrapper(k)[grid](...)` or `k.run(...)`.
-  std::vector<std::string> launched_by(const Call& call, std::size_t scope, bool& unresolved) const {
+  std::vector<std::string> launched_by(const Call& call, std::size_t scope, bool& unresolved) {
     std::vector<std::string> kernels;
-    Resolution resolution;
     if (const auto* subscript = node_cast<Subscript>(call.func.get())) {
       const Expr& launched = *subscript->value;
-      kernels_of(launched, scope, resolution, kernels);
+      launchable_kernels(launched, scope, kernels);
       if (const auto* wrapper = node_cast<Call>(launched)) {
         for (const ExprPtr& argument : wrapper->args) {
-          kernels_of(*argument, scope, resolution, kernels);
+          launchable_kernels(*argument, scope, kernels);
         }
       }
       unresolved = kernels.empty() && may_hold_kernel(launched, scope);
     } else if (const auto* method = node_cast<Attribute>(call.func.get());
                method != nullptr && method->attr == "run") {
-      kernels_of(*method->value, scope, resolution, kernels);
+      launchable_kernels(*method->value, scope, kernels);
     }
-    std::sort(kernels.begin(), kernels.end());
-    kernels.erase(std::unique(kernels.begin(), kernels.end()), kernels.end());
+    normalize_launched(kernels);
     return kernels;
   }
 
@@ -1029,9 +1214,10 @@ class IndexBuilder {
         launched.insert(launch.kernel);
       }
     }
+    // One search over all references: a value met again denotes kernels already collected.
+    Resolution resolution;
     for (const std::size_t scope : reachable_) {
       for (const Expr* reference : scopes_[scope].references) {
-        Resolution resolution;
         std::vector<std::string> kernels;
         kernels_of(*reference, scope, resolution, kernels);
         for (std::string& kernel : kernels) {
@@ -1084,6 +1270,14 @@ class IndexBuilder {
   std::optional<std::size_t> model_scope_;
   std::optional<std::size_t> forward_scope_;
   std::set<std::size_t> reachable_;
+  mutable std::size_t work_ = 0;
+  // Memoised lookups over the finished scopes (filled lazily, hence mutable).
+  mutable std::map<std::size_t, std::vector<std::size_t>> base_cache_;
+  mutable std::map<std::size_t, std::vector<std::size_t>> hierarchy_cache_;
+  mutable std::map<std::string, std::string, std::less<>> module_alias_cache_;
+  mutable std::map<std::pair<const Expr*, std::size_t>, std::vector<std::size_t>> instantiated_cache_;
+  mutable std::map<std::pair<std::size_t, std::string>, std::vector<std::size_t>> held_instances_cache_;
+  std::map<std::pair<std::size_t, std::string>, std::vector<std::string>> launchable_cache_;
 };
 
 }  // namespace
@@ -1094,11 +1288,12 @@ const KernelInfo* ModuleIndex::find_kernel(std::string_view name) const {
   return found == kernels.end() ? nullptr : &*found;
 }
 
+// Both keep first-seen order; the sets keep them linearithmic for thousands of launches.
 std::vector<std::string> ModuleIndex::launched_kernels() const {
   std::vector<std::string> names;
+  std::set<std::string_view> seen;
   for (const KernelLaunch& launch : launches) {
-    if (launch.reachable_from_forward &&
-        std::find(names.begin(), names.end(), launch.kernel) == names.end()) {
+    if (launch.reachable_from_forward && seen.insert(launch.kernel).second) {
       names.push_back(launch.kernel);
     }
   }
@@ -1107,10 +1302,10 @@ std::vector<std::string> ModuleIndex::launched_kernels() const {
 
 std::vector<std::string> ModuleIndex::unlaunched_kernels() const {
   const std::vector<std::string> launched = launched_kernels();
+  std::set<std::string_view> seen(launched.begin(), launched.end());
   std::vector<std::string> names;
   for (const KernelInfo& kernel : kernels) {
-    const bool is_launched = std::find(launched.begin(), launched.end(), kernel.name) != launched.end();
-    if (!is_launched && std::find(names.begin(), names.end(), kernel.name) == names.end()) {
+    if (seen.insert(kernel.name).second) {
       names.push_back(kernel.name);
     }
   }

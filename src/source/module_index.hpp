@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +108,18 @@ struct ModuleIndex {
   std::vector<std::string> unlaunched_kernels() const;
 };
 
+// Bound on the name-resolution steps of build_module_index(). Real modules need a few hundred;
+// the bound keeps indexing any module to a fraction of a second (about one in the fuzz build).
+inline constexpr std::size_t kMaxIndexWork = 2'000'000;
+
+// Thrown by build_module_index() for a module whose names cannot be resolved within
+// kMaxIndexWork steps; analyse_candidate() turns it into a rejection.
+class IndexTooComplex : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws IndexTooComplex (see above) or std::bad_alloc.
 ModuleIndex build_module_index(const Module& module);
 
 }  // namespace kforge::source

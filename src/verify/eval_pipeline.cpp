@@ -15,6 +15,7 @@
 #include "verify/correctness_stage.hpp"
 #include "verify/eval_context.hpp"
 #include "verify/performance_stage.hpp"
+#include "verify/runtime_stage.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -90,11 +91,13 @@ std::optional<std::string> run_extract_stage(const std::string& text, Verdict& v
   return code.code;
 }
 
-// Stage 2: parse and static rules, in-process, before any Python runs.
-bool run_static_stage(const std::string& code, const EvalSettings& settings, Verdict& verdict) {
+// Stage 2: parse and static rules, in-process, before any Python runs. The problem's source lets
+// the precision rule tell a float32 problem from a half-precision one.
+bool run_static_stage(const std::string& code, const std::string& problem_source,
+                      const EvalSettings& settings, Verdict& verdict) {
   auto& stage = verdict.stage(StageName::static_analysis);
   const auto start = Clock::now();
-  const auto report = rules::analyse_candidate(code, settings.profile);
+  const auto report = rules::analyse_candidate(code, settings.profile, problem_source);
   stage.duration_s = seconds_since(start);
   stage.findings = report.findings;
   stage.details = {{"kernels", report.kernels}, {"launched_kernels", report.launched_kernels}};
@@ -201,15 +204,20 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   const bool cpu_requested = settings.device == "cpu";
   auto judge = runner::WorkerProcess::start(
       runner::make_worker_launch(runner::WorkerRole::judge, python, scratch.directory(), cpu_requested));
-  EvalContext context{settings, verdict, &judge, nullptr, code_path.string(), scratch.shm_prefix(), false};
+  EvalContext context{settings, verdict, &judge, nullptr, code_path.string(), scratch.shm_prefix(),
+                      false,    {}};
   const auto judge_load = start_judge(context, judge, python.interpreter.string());
   if (!judge_load) {
     return;
   }
-  auto candidate = runner::WorkerProcess::start(runner::make_worker_launch(
-      runner::WorkerRole::candidate, python, scratch.directory(), !context.on_gpu));
+  auto candidate = runner::WorkerProcess::start(
+      runner::make_candidate_launch(python, scratch.directory(), !context.on_gpu,
+                                    {{judge.pid()}, settings.timeout_s, {settings.problem_path}}));
+  verdict.candidate["sandbox"] = candidate.sandbox_status();
   context.candidate = &candidate;
-  if (!run_compile_stage(context, *judge_load) || !run_correctness_stage(context)) {
+  context.evidence.on_gpu = context.on_gpu;
+  if (!run_compile_stage(context, *judge_load) || !run_correctness_stage(context) ||
+      !run_runtime_stage(context)) {
     return;
   }
   run_performance_stage(context);
@@ -232,7 +240,7 @@ Verdict evaluate(const EvalSettings& settings) {
         problem_text ? read_source(settings.candidate_path, "candidate", verdict) : std::nullopt;
     if (candidate_text) {
       const auto code = run_extract_stage(*candidate_text, verdict);
-      if (code && run_static_stage(*code, settings, verdict)) {
+      if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
         run_worker_stages(settings, verdict, *code);
       }
     }

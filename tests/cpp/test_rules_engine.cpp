@@ -72,15 +72,16 @@ TEST_F(RuleEngineTest, ProfileReachesTheRules) {
   EXPECT_EQ(engine.run(context(Profile::lenient)).front().severity, Severity::warn);
 }
 
-TEST_F(RuleEngineTest, ThrowingRuleBecomesAWarningAndOthersStillRun) {
+TEST_F(RuleEngineTest, ThrowingRuleRejectsAndOthersStillRun) {
   RuleEngine engine;
   engine.add_rule(std::make_unique<ThrowingRule>());
   engine.add_rule(std::make_unique<FixedRule>("after", source::SourceLocation{2, 1}));
   const std::vector<Finding> findings = engine.run(context());
   ASSERT_EQ(findings.size(), 2U);
   EXPECT_EQ(findings[0].rule_id, "throwing-rule");
-  EXPECT_EQ(findings[0].severity, Severity::warn);
-  EXPECT_EQ(findings[0].message, "rule failed with an internal error and was skipped: boom");
+  EXPECT_EQ(findings[0].severity, Severity::reject);
+  EXPECT_EQ(findings[0].message,
+            "rule failed with an internal error, so the candidate could not be checked: boom");
   EXPECT_EQ(findings[1].rule_id, "after");
 }
 

@@ -223,10 +223,13 @@ TEST(StaticAnalysis, KernelDefinedButForwardUsesTorch) {
   EXPECT_TRUE(report.rejected());
   EXPECT_EQ(report.kernels, (Names{"relu_kernel"}));
   EXPECT_TRUE(report.launched_kernels.empty());
-  ASSERT_EQ(report.findings.size(), 1U);
+  ASSERT_EQ(report.findings.size(), 2U);
   EXPECT_EQ(report.findings[0].rule_id, "triton-kernel-launched");
   EXPECT_EQ(report.findings[0].location, (source::SourceLocation{8, 1}));
   EXPECT_NE(report.findings[0].message.find("`relu_kernel`"), std::string::npos);
+  // The torch.relu that does the work instead is reported too.
+  EXPECT_EQ(report.findings[1].rule_id, "torch-compute-in-forward");
+  EXPECT_EQ(report.findings[1].location, (source::SourceLocation{15, 16}));
 }
 
 TEST(StaticAnalysis, SyntaxErrorLeavesFindingsEmpty) {
@@ -260,9 +263,11 @@ TEST(StaticAnalysis, MarkdownResponseMapsBackToOriginalLines) {
   EXPECT_TRUE(extracted.code->from_markdown);
   StaticReport report = analyse_candidate(extracted.code->code);
   shift_report_lines(report, extracted.code->line_offset);
-  ASSERT_EQ(report.findings.size(), 1U);
+  ASSERT_EQ(report.findings.size(), 2U);
   EXPECT_EQ(report.findings[0].location,
             (source::SourceLocation{11, 1}));  // `def relu_kernel` in the response
+  EXPECT_EQ(report.findings[1].location,
+            (source::SourceLocation{18, 16}));  // `torch.relu(x)` in the response
 }
 
 TEST(StaticAnalysis, ShiftReportLinesMovesSyntaxErrors) {

@@ -1,0 +1,258 @@
+#include "rules/rule_cached_state_in_forward.hpp"
+
+#include <array>
+#include <set>
+#include <string>
+
+#include "rules/name_resolution.hpp"
+#include "rules/rule_support.hpp"
+
+namespace kforge::rules {
+namespace {
+
+// Container methods that mutate their receiver.
+constexpr auto kMutatingMethods =
+    std::to_array<std::string_view>({"append", "extend", "insert", "update", "setdefault", "__setitem__",
+                                     "__delitem__", "pop", "popitem", "clear", "appendleft", "extendleft"});
+
+// nn.Module methods that add state to the instance.
+constexpr auto kRegisteringMethods = std::to_array<std::string_view>(
+    {"register_buffer", "register_parameter", "add_module", "register_module"});
+
+// Memoising decorators and wrappers.
+constexpr auto kCaches =
+    std::to_array<std::string_view>({"functools.lru_cache", "functools.cache", "functools.cached_property",
+                                     "cachetools", "methodtools.lru_cache"});
+
+constexpr std::string_view kWhy =
+    ": outputs or work cached across forward calls make timing measure nothing (kforge calls forward many "
+    "times, often on the same inputs); recompute everything from the inputs on each call (allocate "
+    "outputs and workspaces in forward, keep only parameters and constants from __init__)";
+
+class CachedStateChecker {
+ public:
+  CachedStateChecker(const AnalysisContext& context, std::vector<Finding>& findings, Severity severity)
+      : context_(context),
+        resolver_(context),
+        names_(resolver_.get()),
+        sink_(CachedStateInForwardRule::kId, findings),
+        severity_(severity) {
+    for (const FunctionBody& body : reachable_bodies(context, names_)) {
+      reachable_.insert(body.scope);
+    }
+  }
+
+  void run() {
+    for (const FunctionBody& body : reachable_bodies(context_, names_)) {
+      if (const auto* def = source::node_cast<source::FunctionDef>(body.node)) {
+        check_decorators(*def, body.qualified_name);
+        if (def->name == "__init__") {
+          continue;  // building the instance is what __init__ is for
+        }
+      }
+      walk_body(*body.node, [&](const source::Node& node) { check_node(node, body); });
+    }
+    check_model_methods();
+    check_cache_wrappers();
+  }
+
+ private:
+  void check_node(const source::Node& node, const FunctionBody& body) {
+    if (const auto* assign = source::node_cast<source::Assign>(node)) {
+      for (const auto& target : assign->targets) {
+        check_target(*target, body, "assigns");
+      }
+    } else if (const auto* augmented = source::node_cast<source::AugAssign>(node)) {
+      check_target(*augmented->target, body, "updates");
+    } else if (const auto* annotated = source::node_cast<source::AnnAssign>(node);
+               annotated != nullptr && annotated->value) {
+      check_target(*annotated->target, body, "assigns");
+    } else if (const auto* named = source::node_cast<source::NamedExpr>(node)) {
+      check_target(*named->target, body, "assigns");
+    } else if (const auto* loop = source::node_cast<source::For>(node)) {
+      check_target(*loop->target, body, "assigns");
+    } else if (const auto* call = source::node_cast<source::Call>(node)) {
+      check_call(*call, body);
+    }
+  }
+
+  // Where the state that `root` names lives, if it outlives one forward call: "the module
+  // instance", "module-level `CACHE`", "`cache`, a variable of `make_step`".
+  std::string persistent_owner(const source::Name& root, std::size_t scope) const {
+    const Scope& current = names_.scope(scope);
+    if (current.method_class && root.id == current.self_name) {
+      return "the module instance `" + root.id + "`";
+    }
+    const Binding binding = names_.binding_of(root.id, scope);
+    if (binding.kind != BindingKind::local) {
+      return {};  // imports belong to monkeypatching; builtins and unknown names are not state
+    }
+    if (*binding.scope == 0) {
+      return "module-level `" + root.id + "`";
+    }
+    const Scope& owner = names_.scope(*binding.scope);
+    const bool per_call = owner.kind == ScopeKind::class_body || reachable_.contains(*binding.scope);
+    return per_call ? std::string() : "`" + root.id + "`, a variable of `" + owner.qualified_name + "`";
+  }
+
+  static const source::Name* root_name(const source::Expr& expr) {
+    const source::Expr* current = &expr;
+    while (true) {
+      if (const auto* attribute = source::node_cast<source::Attribute>(current)) {
+        current = attribute->value.get();
+      } else if (const auto* subscript = source::node_cast<source::Subscript>(current)) {
+        current = subscript->value.get();
+      } else {
+        return source::node_cast<source::Name>(current);
+      }
+    }
+  }
+
+  void check_target(const source::Expr& target, const FunctionBody& body, std::string_view verb) {
+    if (target.kind() == source::NodeKind::tuple || target.kind() == source::NodeKind::list) {
+      for (const source::Node* element : source::children_of(target)) {
+        check_target(dynamic_cast<const source::Expr&>(*element), body, verb);
+      }
+      return;
+    }
+    if (const auto* starred = source::node_cast<source::Starred>(target)) {
+      check_target(*starred->value, body, verb);
+      return;
+    }
+    const std::size_t scope = names_.scope_of(target);
+    if (const auto* name = source::node_cast<source::Name>(target)) {
+      const Scope& current = names_.scope(scope);
+      const bool rebinds_outer = current.globals.contains(name->id) || current.nonlocals.contains(name->id);
+      const std::string owner = rebinds_outer ? persistent_owner(*name, scope) : std::string();
+      if (!owner.empty()) {
+        report(target,
+               std::string(verb) + " " + owner + " (declared " +
+                   (current.globals.contains(name->id) ? "global" : "nonlocal") + ")",
+               body);
+      }
+      return;
+    }
+    const source::Name* root = root_name(target);
+    if (root == nullptr) {
+      return;
+    }
+    const std::string owner = persistent_owner(*root, scope);
+    if (!owner.empty()) {
+      report(target, std::string(verb) + " `" + spelling(target) + "`, state of " + owner, body);
+    }
+  }
+
+  void check_call(const source::Call& call, const FunctionBody& body) {
+    const std::size_t scope = names_.scope_of(call);
+    const std::string callee = names_.resolve(*call.func);
+    if (callee == "builtins.setattr" && !call.args.empty()) {
+      if (const auto* root = root_name(*call.args[0])) {
+        const std::string owner = persistent_owner(*root, scope);
+        if (!owner.empty()) {
+          report(call, "`setattr(...)` changes state of " + owner, body);
+        }
+      }
+      return;
+    }
+    const auto* method = source::node_cast<source::Attribute>(call.func.get());
+    if (method == nullptr) {
+      return;
+    }
+    const source::Name* root = root_name(*method->value);
+    if (root == nullptr) {
+      return;
+    }
+    const bool on_self_itself = source::node_cast<source::Name>(method->value.get()) != nullptr;
+    const bool mutates = in_table(kMutatingMethods, method->attr) ||
+                         (on_self_itself && in_table(kRegisteringMethods, method->attr));
+    const std::string owner = mutates ? persistent_owner(*root, scope) : std::string();
+    if (!owner.empty()) {
+      report(call, "`" + spelling(*call.func) + "(...)` mutates state of " + owner, body);
+    }
+  }
+
+  bool is_cache(const source::Expr& expr) const {
+    const auto* call = source::node_cast<source::Call>(expr);
+    return module_match(names_.resolve(call != nullptr ? *call->func : expr), kCaches).has_value();
+  }
+
+  void check_decorators(const source::FunctionDef& def, std::string_view qualified_name) {
+    for (const auto& decorator : def.decorators) {
+      if (is_cache(*decorator)) {
+        sink_.add(severity_,
+                  "`@" + spelling(*decorator) + "` memoises `" + std::string(qualified_name) +
+                      "`, which runs on the path from ModelNew.forward" + std::string(kWhy),
+                  decorator->location);
+      }
+    }
+  }
+
+  // Any method of ModelNew may be called by the harness, reachable or not.
+  void check_model_methods() {
+    if (!context_.index.model || context_.index.model->definition == nullptr) {
+      return;
+    }
+    const auto scope = names_.scope_opened_by(*context_.index.model->definition);
+    for (const auto& statement : context_.index.model->definition->body) {
+      if (const auto* def = source::node_cast<source::FunctionDef>(*statement);
+          def != nullptr && scope && !reachable_.contains(names_.scope_opened_by(*def).value_or(0))) {
+        check_decorators(*def, names_.scope(*scope).qualified_name + "." + def->name);
+      }
+    }
+  }
+
+  // The parent chain of a decorator expression ends in the decorated def or class.
+  bool is_in_decorator(const source::Node& node) const {
+    const source::Node* current = &node;
+    for (const source::Node* parent = names_.parent(*current); parent != nullptr;
+         current = parent, parent = names_.parent(*current)) {
+      if (const auto* def = source::node_cast<source::FunctionDef>(parent)) {
+        return std::any_of(
+            def->decorators.begin(), def->decorators.end(),
+            [current](const source::ExprPtr& decorator) { return decorator.get() == current; });
+      }
+      if (parent->kind() != source::NodeKind::call && parent->kind() != source::NodeKind::attribute) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  // functools.lru_cache(...)(f) and friends used as plain calls, anywhere.
+  void check_cache_wrappers() {
+    source::walk(context_.module, [&](const source::Node& node) {
+      if (is_reference_root(node, names_) && !is_in_decorator(node)) {
+        const auto& reference = dynamic_cast<const source::Expr&>(node);
+        const std::string origin = names_.resolve(reference);
+        if (module_match(origin, kCaches)) {
+          sink_.add(severity_, describe(reference, origin) + " memoises a function" + std::string(kWhy),
+                    reference.location);
+        }
+      }
+      return source::WalkAction::visit_children;
+    });
+  }
+
+  void report(const source::Node& node, const std::string& what, const FunctionBody& body) {
+    sink_.add(severity_, what + " in `" + body.qualified_name + "`" + std::string(kWhy), node.location);
+  }
+
+  const AnalysisContext& context_;
+  ResolverHandle resolver_;
+  const NameResolver& names_;
+  FindingSink sink_;
+  Severity severity_;
+  std::set<std::size_t> reachable_;
+};
+
+}  // namespace
+
+std::string_view CachedStateInForwardRule::summary() const {
+  return "no state kept across forward calls (self attributes, module-level objects, globals, caches)";
+}
+
+void CachedStateInForwardRule::check(const AnalysisContext& context, std::vector<Finding>& findings) const {
+  CachedStateChecker(context, findings, severity_for(context.profile)).run();
+}
+
+}  // namespace kforge::rules

@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule_cached_state_in_forward.hpp"
+#include "test_rules_support.hpp"
+
+namespace kforge::rules {
+namespace {
+
+using testing::location_of;
+using testing::with_prelude;
+
+std::vector<Finding> check(std::string_view source, Profile profile = Profile::strict) {
+  return testing::run_rule(CachedStateInForwardRule(), source, profile);
+}
+
+// ModelNew.forward with `body` (already indented by 8 spaces), after `module_lines`.
+std::string forward_body(std::string_view body, std::string_view module_lines = "") {
+  return with_prelude(std::string(module_lines) +
+                      "\n\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.cache = {}\n        self.calls = 0\n\n    def forward(self, x):\n" +
+                      std::string(body));
+}
+
+void expect_one_at(const std::string& source, std::string_view needle, int occurrence = 0) {
+  const std::vector<Finding> findings = check(source);
+  ASSERT_EQ(findings.size(), 1U) << source;
+  EXPECT_EQ(findings[0].rule_id, "cached-state-in-forward");
+  EXPECT_EQ(findings[0].severity, Severity::reject);
+  EXPECT_EQ(findings[0].location, location_of(source, needle, occurrence)) << findings[0].message;
+}
+
+TEST(CachedStateInForwardRule, Metadata) {
+  const CachedStateInForwardRule rule;
+  EXPECT_EQ(rule.id(), "cached-state-in-forward");
+  EXPECT_EQ(rule.severity_for(Profile::strict), Severity::reject);
+  EXPECT_EQ(rule.severity_for(Profile::lenient), Severity::warn);
+}
+
+TEST(CachedStateInForwardRule, SelfAttributesInForward) {
+  const std::string source = forward_body("        self.last = launch_copy(x)\n        return self.last\n");
+  expect_one_at(source, "self.last =");
+  EXPECT_TRUE(testing::mentions(check(source)[0], "cached across forward calls"));
+  expect_one_at(forward_body("        self.calls += 1\n        return launch_copy(x)\n"), "self.calls +=");
+  expect_one_at(forward_body("        self.cache[x.data_ptr()] = launch_copy(x)\n        return x\n"),
+                "self.cache[");
+}
+
+TEST(CachedStateInForwardRule, MutatingMethodsOnHeldContainers) {
+  expect_one_at(forward_body("        self.cache.setdefault(x.shape, launch_copy(x))\n        return x\n"),
+                "self.cache.setdefault");
+  expect_one_at(
+      forward_body("        out = launch_copy(x)\n        HISTORY.append(out)\n        return out\n",
+                   "\nHISTORY = []\n"),
+      "HISTORY.append");
+}
+
+TEST(CachedStateInForwardRule, ModuleLevelObjects) {
+  expect_one_at(forward_body("        CACHE[x.shape] = launch_copy(x)\n        return CACHE[x.shape]\n",
+                             "\nCACHE = {}\n"),
+                "CACHE[x.shape] =");
+  expect_one_at(forward_body("        _state.out = launch_copy(x)\n        return _state.out\n",
+                             "\nimport types\n_state = types.SimpleNamespace(out=None)\n"),
+                "_state.out =");
+}
+
+TEST(CachedStateInForwardRule, GlobalAndNonlocalRebinding) {
+  const std::string global_source = forward_body(
+      "        global LAST\n        LAST = launch_copy(x)\n        return LAST\n", "\nLAST = None\n");
+  expect_one_at(global_source, "LAST = launch_copy");
+  EXPECT_TRUE(testing::mentions(check(global_source)[0], "declared global"));
+  // A closure made in __init__ and called from forward keeps its variables across calls.
+  const std::string nonlocal_source = with_prelude(R"PY(
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        memo = None
+
+        def step(x):
+            nonlocal memo
+            memo = launch_copy(x) if memo is None else memo
+            return memo
+
+        self.step = step
+
+    def forward(self, x):
+        return self.step(x)
+)PY");
+  expect_one_at(nonlocal_source, "memo = launch_copy");
+}
+
+TEST(CachedStateInForwardRule, ReachedThroughAHelper) {
+  const std::string source = forward_body("        return remember(x)\n", R"PY(
+
+SEEN = {}
+
+
+def remember(x):
+    SEEN[x.shape] = launch_copy(x)
+    return SEEN[x.shape]
+)PY");
+  expect_one_at(source, "SEEN[x.shape] =");
+  EXPECT_TRUE(testing::mentions(check(source)[0], "in `remember`"));
+}
+
+TEST(CachedStateInForwardRule, MemoisingDecorators) {
+  const std::string source = forward_body("        return cached(x)\n", R"PY(
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def cached(x):
+    return launch_copy(x)
+)PY");
+  expect_one_at(source, "functools.lru_cache");
+  const std::string method_source = with_prelude(R"PY(
+from functools import cache
+
+
+class ModelNew(nn.Module):
+    @cache
+    def helper(self, n):
+        return n
+
+    def forward(self, x):
+        return launch_copy(x)
+)PY");
+  expect_one_at(method_source, "cache\n    def");
+  expect_one_at(forward_body("        return CACHED(x)\n",
+                             "\nimport functools\nCACHED = functools.cache(launch_copy)\n"),
+                "functools.cache(");
+}
+
+TEST(CachedStateInForwardRule, LenientProfileWarns) {
+  const std::vector<Finding> findings =
+      check(forward_body("        self.last = x\n        return launch_copy(x)\n"), Profile::lenient);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].severity, Severity::warn);
+}
+
+TEST(CachedStateInForwardRule, InitAndPerCallStateAreFine) {
+  const std::string source = with_prelude(R"PY(
+BLOCK = 1024
+CONFIGS = {"block": 1024}
+
+
+class Plan:
+    def __init__(self, n):
+        self.n = n
+        self.grid = (triton.cdiv(n, BLOCK),)
+
+
+class ModelNew(nn.Module):
+    """Keeps no state: self.cache = out would be cached state; this docstring only says so."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = BLOCK
+        self.weight = nn.Parameter(torch.ones(4))
+        self.helpers = []
+        self.helpers.append(1)
+
+    def forward(self, x):
+        # self.last = out would be state; a comment is not code.
+        plan = Plan(x.numel())
+        block = CONFIGS["block"]
+        sizes = []
+        sizes.append(x.numel())
+        counter = 0
+
+        def bump():
+            nonlocal counter
+            counter += 1
+
+        bump()
+        local = {}
+        local[x.dim()] = block
+        w = self.weight
+        return launch_copy(x)
+)PY");
+  const std::vector<Finding> findings = check(source);
+  EXPECT_TRUE(findings.empty()) << findings.front().message;
+}
+
+}  // namespace
+}  // namespace kforge::rules
