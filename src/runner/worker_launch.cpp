@@ -7,30 +7,36 @@
 namespace kforge::runner {
 namespace {
 
-// Variables a worker needs from the user's environment; everything else is dropped.
-constexpr std::array kPassedThrough{"PATH",
-                                    "HOME",
-                                    "LANG",
-                                    "LC_ALL",
-                                    "LD_LIBRARY_PATH",
-                                    "CUDA_VISIBLE_DEVICES",
-                                    "CUDA_HOME",
-                                    "TRITON_PTXAS_PATH",
-                                    "TRITON_LIBCUDA_PATH",
-                                    "USER"};
+// Variables the judge needs from the user's environment; everything else is dropped.
+constexpr std::array kJudgePassedThrough{"PATH",
+                                         "HOME",
+                                         "LANG",
+                                         "LC_ALL",
+                                         "LD_LIBRARY_PATH",
+                                         "CUDA_VISIBLE_DEVICES",
+                                         "CUDA_HOME",
+                                         "TRITON_PTXAS_PATH",
+                                         "TRITON_LIBCUDA_PATH",
+                                         "NCCL_NVLS_ENABLE",
+                                         "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+                                         "NVSHMEM_DISABLE_NVLS",
+                                         "USER"};
 
-}  // namespace
+// The candidate gets less: no HOME, USER or locale of the user, only what finds libraries and tools.
+constexpr std::array kCandidatePassedThrough{"PATH",
+                                             "LD_LIBRARY_PATH",
+                                             "CUDA_VISIBLE_DEVICES",
+                                             "CUDA_HOME",
+                                             "CC",
+                                             "TRITON_PTXAS_PATH",
+                                             "TRITON_LIBCUDA_PATH",
+                                             "NCCL_NVLS_ENABLE",
+                                             "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+                                             "NVSHMEM_DISABLE_NVLS"};
 
-WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python,
-                                const std::filesystem::path& scratch, bool cpu_device) {
-  const std::string name = role == WorkerRole::judge ? "judge" : "candidate";
-  const auto private_dir = scratch / name;
-  std::filesystem::create_directories(private_dir / "triton-cache");
-  WorkerLaunch launch;
-  launch.executable = python.interpreter;
-  launch.arguments = {"-X", "faulthandler", "-m", "kforge.worker." + name};
-  launch.working_directory = private_dir;
-  for (const std::string_view variable : kPassedThrough) {
+template <std::size_t N>
+void pass_through(WorkerLaunch& launch, const std::array<const char*, N>& names, bool cpu_device) {
+  for (const std::string_view variable : names) {
     if (cpu_device && variable == "CUDA_VISIBLE_DEVICES") {
       continue;  // set empty below: a CPU run must not touch a GPU
     }
@@ -39,6 +45,20 @@ WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python
       launch.environment.emplace_back(variable, value);
     }
   }
+}
+
+WorkerLaunch python_worker(const std::string& name, const PythonEnvironment& python,
+                           const std::filesystem::path& private_dir) {
+  std::filesystem::create_directories(private_dir / "triton-cache");
+  WorkerLaunch launch;
+  launch.executable = python.interpreter;
+  launch.arguments = {"-X", "faulthandler", "-m", "kforge.worker." + name};
+  launch.working_directory = private_dir;
+  return launch;
+}
+
+void add_worker_variables(WorkerLaunch& launch, const PythonEnvironment& python,
+                          const std::filesystem::path& private_dir, bool cpu_device) {
   launch.environment.emplace_back("PYTHONPATH", python.package_root.string());
   launch.environment.emplace_back("PYTHONUNBUFFERED", "1");
   launch.environment.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
@@ -48,6 +68,34 @@ WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python
     launch.environment.emplace_back("TRITON_INTERPRET", "1");
     launch.environment.emplace_back("CUDA_VISIBLE_DEVICES", "");
   }
+}
+
+}  // namespace
+
+WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python,
+                                const std::filesystem::path& scratch, bool cpu_device) {
+  if (role == WorkerRole::candidate) {
+    return make_candidate_launch(python, scratch, cpu_device, CandidateSandboxContext{});
+  }
+  const auto private_dir = scratch / "judge";
+  WorkerLaunch launch = python_worker("judge", python, private_dir);
+  pass_through(launch, kJudgePassedThrough, cpu_device);
+  add_worker_variables(launch, python, private_dir, cpu_device);
+  return launch;
+}
+
+WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::filesystem::path& scratch,
+                                   bool cpu_device, const CandidateSandboxContext& context) {
+  const auto private_dir = scratch / "candidate";
+  WorkerLaunch launch = python_worker("candidate", python, private_dir);
+  pass_through(launch, kCandidatePassedThrough, cpu_device);
+  launch.environment.emplace_back("HOME", private_dir.string());  // caches of CUDA, Triton, torch land here
+  launch.environment.emplace_back("LANG", "C.UTF-8");
+  launch.environment.emplace_back("PYTHONNOUSERSITE", "1");
+  launch.environment.emplace_back("PYTHONSAFEPATH", "1");  // the working folder is not on sys.path
+  add_worker_variables(launch, python, private_dir, cpu_device);
+  launch.sandbox =
+      make_candidate_sandbox_policy(python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
   return launch;
 }
 

@@ -10,10 +10,14 @@
 
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
+
+#include "runner/sandbox.hpp"
 
 namespace kforge::runner {
 namespace {
@@ -47,30 +51,85 @@ std::string signal_name(int signal) {
   return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signal);
 }
 
+// What the child tells the supervisor before exec, in one write (smaller than PIPE_BUF, so atomic).
+struct ChildStatus {
+  enum class Stage : int { ready, setup_failed, sandbox_failed, exec_failed };
+  Stage stage = Stage::ready;
+  int error = 0;
+  SandboxReport sandbox;
+};
+
+static_assert(std::is_trivially_copyable_v<ChildStatus> && sizeof(ChildStatus) <= PIPE_BUF,
+              "the child's status travels as raw bytes in one atomic pipe write");
+
+struct ChildPlan {
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const char* working_dir = nullptr;
+  int request_read = -1;
+  int reply_write = -1;
+  int log_write = -1;
+  int status_write = -1;
+  PreparedSandbox* sandbox = nullptr;
+};
+
 // Runs in the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void exec_child(const std::vector<char*>& argv, const std::vector<char*>& envp,
-                             const char* working_dir, int request_read, int reply_write, int log_write,
-                             int status_write) {
+[[noreturn]] void exec_child(const ChildPlan& plan) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker never outlives a killed kforge
   signal(SIGPIPE, SIG_DFL);
+  ChildStatus status;
+  auto report_and_exit = [&status, &plan](ChildStatus::Stage stage, int error) {
+    status.stage = stage;
+    status.error = error;
+    [[maybe_unused]] auto written = write(plan.status_write, &status, sizeof status);
+    _exit(127);
+  };
   const int dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   // Move the fds above the fixed slots first so the dup2 calls cannot clobber each other.
-  const int req = fcntl(request_read, F_DUPFD_CLOEXEC, 10);
-  const int rep = fcntl(reply_write, F_DUPFD_CLOEXEC, 10);
-  const int log = fcntl(log_write, F_DUPFD_CLOEXEC, 10);
+  const int req = fcntl(plan.request_read, F_DUPFD_CLOEXEC, 10);
+  const int rep = fcntl(plan.reply_write, F_DUPFD_CLOEXEC, 10);
+  const int log = fcntl(plan.log_write, F_DUPFD_CLOEXEC, 10);
   if (dev_null < 0 || req < 0 || rep < 0 || log < 0 || dup2(dev_null, STDIN_FILENO) < 0 ||
       dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 || dup2(req, kRequestFd) < 0 ||
-      dup2(rep, kReplyFd) < 0 || chdir(working_dir) != 0) {
-    const int error = errno;
-    [[maybe_unused]] auto written = write(status_write, &error, sizeof error);
-    _exit(127);
+      dup2(rep, kReplyFd) < 0 || chdir(plan.working_dir) != 0) {
+    report_and_exit(ChildStatus::Stage::setup_failed, errno);
   }
   close_range(kReplyFd + 1, ~0U, CLOSE_RANGE_CLOEXEC);  // nothing else kforge inherited leaks in
-  execve(argv[0], argv.data(), envp.data());
-  const int error = errno;
-  [[maybe_unused]] auto written = write(status_write, &error, sizeof error);
-  _exit(127);
+  if (plan.sandbox != nullptr && !plan.sandbox->apply_in_child(status.sandbox)) {
+    report_and_exit(ChildStatus::Stage::sandbox_failed, status.sandbox.failed_errno);
+  }
+  [[maybe_unused]] auto written = write(plan.status_write, &status, sizeof status);
+  execve(plan.argv[0], plan.argv, plan.envp);
+  report_and_exit(ChildStatus::Stage::exec_failed, errno);
+  _exit(127);  // not reached: report_and_exit does not return
+}
+
+// Reads one whole ChildStatus; false at end of file (the child died or exec'd without a word).
+bool read_child_status(int fd, ChildStatus& status) {
+  std::array<char, sizeof(ChildStatus)> buffer{};
+  std::size_t filled = 0;
+  while (filled < buffer.size()) {
+    const auto count = read(fd, buffer.data() + filled, buffer.size() - filled);
+    if (count < 0 && errno == EINTR) {
+      continue;
+    }
+    if (count <= 0) {
+      return false;
+    }
+    filled += static_cast<std::size_t>(count);
+  }
+  std::memcpy(&status, buffer.data(), sizeof status);
+  return true;
+}
+
+std::string environment_summary(const WorkerLaunch& launch) {
+  std::vector<std::string> names;
+  names.reserve(launch.environment.size());
+  for (const auto& [name, value] : launch.environment) {
+    names.push_back(name);
+  }
+  return fmt::format("on (only {})", fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -98,6 +157,11 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
   }
   envp.push_back(nullptr);
   const std::string working_dir = launch.working_directory.string();
+  // Everything that allocates or can fail for a reason the user must hear happens here, before the fork.
+  std::optional<PreparedSandbox> sandbox;
+  if (launch.sandbox) {
+    sandbox.emplace(PreparedSandbox::prepare(*launch.sandbox, KernelSupport::detect()));
+  }
 
   Pipe requests = make_pipe();
   Pipe replies = make_pipe();
@@ -113,21 +177,35 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
     throw std::runtime_error(fmt::format("cannot fork a worker process: {}", std::strerror(error)));
   }
   if (pid == 0) {
-    exec_child(argv, envp, working_dir.c_str(), requests.read_end, replies.write_end, log.write_end,
-               exec_status.write_end);
+    exec_child(ChildPlan{argv.data(), envp.data(), working_dir.c_str(), requests.read_end, replies.write_end,
+                         log.write_end, exec_status.write_end, sandbox ? &*sandbox : nullptr});
   }
   setpgid(pid, pid);  // also here, so signals to the group work before the child runs
   for (int fd : {requests.read_end, replies.write_end, log.write_end, exec_status.write_end}) {
     ::close(fd);
   }
-  int child_errno = 0;
-  const auto status_bytes = read(exec_status.read_end, &child_errno, sizeof child_errno);
+  ChildStatus status;
+  const bool reported = read_child_status(exec_status.read_end, status);
+  ChildStatus exec_failure;
+  const bool exec_failed = reported && status.stage == ChildStatus::Stage::ready &&
+                           read_child_status(exec_status.read_end, exec_failure);
   ::close(exec_status.read_end);
   WorkerProcess process(pid, requests.write_end, replies.read_end, log.read_end);
-  if (status_bytes > 0) {
+  if (!reported || status.stage != ChildStatus::Stage::ready || exec_failed) {
     process.stop();
-    throw std::runtime_error(
-        fmt::format("cannot start {}: {}", launch.executable.string(), std::strerror(child_errno)));
+    if (status.stage == ChildStatus::Stage::sandbox_failed && sandbox) {
+      throw std::runtime_error(sandbox->failure(status.sandbox).value_or("cannot sandbox the worker"));
+    }
+    const int error = exec_failed ? exec_failure.error : status.error;
+    throw std::runtime_error(fmt::format("cannot start {}: {}", launch.executable.string(),
+                                         reported ? std::strerror(error) : "it died before exec"));
+  }
+  if (sandbox) {
+    process.sandbox_status_ = sandbox->status(status.sandbox);
+    process.sandbox_status_["layers"]["environment"] = environment_summary(launch);
+    if (const auto limit = sandbox->memory_limit()) {
+      process.watchdog_.emplace(*limit);
+    }
   }
   return process;
 }
@@ -141,7 +219,9 @@ WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
       reply_fd_(std::exchange(other.reply_fd_, -1)),
       log_fd_(std::exchange(other.log_fd_, -1)),
       pending_(std::move(other.pending_)),
-      log_(std::move(other.log_)) {}
+      log_(std::move(other.log_)),
+      sandbox_status_(std::move(other.sandbox_status_)),
+      watchdog_(other.watchdog_) {}
 
 WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
   if (this != &other) {
@@ -152,6 +232,8 @@ WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
     log_fd_ = std::exchange(other.log_fd_, -1);
     pending_ = std::move(other.pending_);
     log_ = std::move(other.log_);
+    sandbox_status_ = std::move(other.sandbox_status_);
+    watchdog_ = other.watchdog_;
   }
   return *this;
 }
@@ -185,7 +267,11 @@ WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::mill
   if (pid_ <= 0) {
     return WorkerFailure{WorkerFailureKind::exited, "the worker is no longer running", 0, 0};
   }
+  if (auto over_limit = enforce_memory_limit()) {
+    return *over_limit;
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
   std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::string_view remaining = line;
   while (!remaining.empty()) {
@@ -219,9 +305,17 @@ WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::mill
     }
     const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     std::array<pollfd, 2> fds{pollfd{reply_fd_, POLLIN, 0}, pollfd{log_fd_, POLLIN, 0}};
-    const int ready = poll(fds.data(), log_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long>(wait_ms, 1000)));
+    const long poll_ms = watchdog_ ? MemoryWatchdog::kInterval.count() : 1000;
+    const int ready =
+        poll(fds.data(), log_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long>(wait_ms, poll_ms)));
     if (ready < 0 && errno != EINTR) {
       return kill_and_reap(WorkerFailureKind::protocol, fmt::format("poll failed: {}", std::strerror(errno)));
+    }
+    if (watchdog_ && std::chrono::steady_clock::now() >= next_memory_check) {
+      next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
+      if (auto over_limit = enforce_memory_limit()) {
+        return *over_limit;
+      }
     }
     if (log_fd_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP)) != 0) {
       drain_log(false);
@@ -278,6 +372,19 @@ WorkerFailure WorkerProcess::kill_and_reap(WorkerFailureKind kind, std::string m
   drain_log(false);
   close_fds();
   return WorkerFailure{kind, std::move(message), 0, 0};
+}
+
+std::optional<WorkerFailure> WorkerProcess::enforce_memory_limit() {
+  if (!watchdog_ || pid_ <= 0) {
+    return std::nullopt;
+  }
+  auto message = watchdog_->check(pid_);
+  if (!message) {
+    return std::nullopt;
+  }
+  auto failure = kill_and_reap(WorkerFailureKind::signaled, std::move(*message));
+  failure.signal = SIGKILL;
+  return failure;
 }
 
 void WorkerProcess::suspend() const {

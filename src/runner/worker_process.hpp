@@ -6,10 +6,14 @@
 #include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "runner/memory_watchdog.hpp"
+#include "runner/sandbox_policy.hpp"
 
 namespace kforge::runner {
 
@@ -19,6 +23,7 @@ struct WorkerLaunch {
   std::vector<std::string> arguments;
   std::vector<std::pair<std::string, std::string>> environment;
   std::filesystem::path working_directory;
+  std::optional<SandboxPolicy> sandbox;  // set for untrusted code: applied between fork and exec
 };
 
 enum class WorkerFailureKind { timeout, exited, signaled, protocol };
@@ -40,7 +45,8 @@ class WorkerProcess {
   static constexpr std::size_t kLogTailBytes = std::size_t{64} * 1024;
   static constexpr std::size_t kMaxReplyBytes = std::size_t{64} * 1024 * 1024;
 
-  // Throws std::runtime_error when the process cannot be started (an environment problem).
+  // Throws std::runtime_error when the process cannot be started (an environment problem), also when
+  // its sandbox's mode requires a layer that this kernel or the child could not set up.
   static WorkerProcess start(const WorkerLaunch& launch);
 
   WorkerProcess(const WorkerProcess&) = delete;
@@ -58,6 +64,8 @@ class WorkerProcess {
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   std::string log_tail() const { return log_; }
+  // The sandbox's layers as PreparedSandbox::status() reports them; null for an unsandboxed worker.
+  const nlohmann::json& sandbox_status() const { return sandbox_status_; }
 
  private:
   WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd);
@@ -65,6 +73,7 @@ class WorkerProcess {
   void append_log(const char* data, std::size_t size);
   WorkerFailure reap_after_eof();
   WorkerFailure kill_and_reap(WorkerFailureKind kind, std::string message);
+  std::optional<WorkerFailure> enforce_memory_limit();
   void close_fds();
 
   pid_t pid_ = -1;
@@ -73,6 +82,8 @@ class WorkerProcess {
   int log_fd_ = -1;
   std::string pending_;
   std::string log_;
+  nlohmann::json sandbox_status_;
+  std::optional<MemoryWatchdog> watchdog_;
 };
 
 }  // namespace kforge::runner

@@ -1,0 +1,93 @@
+#include "runner/sandbox_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+#include <string_view>
+
+namespace kforge::runner {
+namespace {
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+constexpr double kDefaultMemoryGiB = 32.0;
+constexpr std::array kKnownLayers{kLayerNamespaces,     kLayerRlimits, kLayerCapabilities,  kLayerLandlock,
+                                  kLayerLandlockScopes, kLayerSeccomp, kLayerMemoryWatchdog};
+
+std::string env_value(const char* name) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+}  // namespace
+
+SandboxMode sandbox_mode_from_environment() {
+  const std::string value = env_value("KFORGE_SANDBOX");
+  if (value.empty() || value == "on") {
+    return SandboxMode::on;
+  }
+  if (value == "strict") {
+    return SandboxMode::strict;
+  }
+  if (value == "best-effort") {
+    return SandboxMode::best_effort;
+  }
+  if (value == "off") {
+    return SandboxMode::off;
+  }
+  throw std::runtime_error(
+      fmt::format("KFORGE_SANDBOX={} is not a sandbox mode: expected strict, on, best-effort or off", value));
+}
+
+std::set<std::string> disabled_layers_from_environment() {
+  std::set<std::string> layers;
+  const std::string value = env_value("KFORGE_SANDBOX_DISABLE");
+  std::string_view rest = value;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string layer(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (layer.empty()) {
+      continue;
+    }
+    if (std::find(kKnownLayers.begin(), kKnownLayers.end(), layer) == kKnownLayers.end()) {
+      throw std::runtime_error(fmt::format("KFORGE_SANDBOX_DISABLE names an unknown layer '{}': expected {}",
+                                           layer, fmt::join(kKnownLayers, ", ")));
+    }
+    layers.insert(layer);
+  }
+  return layers;
+}
+
+std::uint64_t memory_limit_from_environment() {
+  const std::string value = env_value("KFORGE_CANDIDATE_MEMORY_GIB");
+  double gib = kDefaultMemoryGiB;
+  if (!value.empty()) {
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), gib);
+    if (error != std::errc() || end != value.data() + value.size() || !(gib > 0.0)) {
+      throw std::runtime_error(fmt::format(
+          "KFORGE_CANDIDATE_MEMORY_GIB={} is not a positive number of GiB (e.g. 32 or 0.5)", value));
+    }
+  }
+  return static_cast<std::uint64_t>(gib * static_cast<double>(kGiB));
+}
+
+std::string to_string(SandboxMode mode) {
+  switch (mode) {
+    case SandboxMode::strict:
+      return "strict";
+    case SandboxMode::on:
+      return "on";
+    case SandboxMode::best_effort:
+      return "best-effort";
+    case SandboxMode::off:
+      return "off";
+  }
+  return "on";
+}
+
+}  // namespace kforge::runner
