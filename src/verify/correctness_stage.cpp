@@ -30,6 +30,32 @@ std::string call_failure_summary(int trial, const CallResult& call, double timeo
   return fmt::format("trial {}: forward failed: {}", trial, call.message);
 }
 
+}  // namespace
+
+std::string first_failure(const nlohmann::json& check) {
+  const auto failures = check.value("failures", nlohmann::json::array());
+  return failures.empty() || !failures.front().is_string() ? "outputs differ"
+                                                           : failures.front().get<std::string>();
+}
+
+std::vector<rules::Finding> failure_findings(const nlohmann::json& check, const std::string& prefix) {
+  const auto failures = check.value("failures", nlohmann::json::array());
+  const auto checks = check.value("checks", nlohmann::json::array());
+  std::vector<rules::Finding> findings;
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    const std::string id =
+        i < checks.size() && checks[i].is_string() ? checks[i].get<std::string>() : "output-mismatch";
+    const std::string message = failures[i].is_string() ? failures[i].get<std::string>() : "outputs differ";
+    findings.push_back({id, rules::Severity::reject, prefix + message, {0, 0}});
+  }
+  if (findings.empty()) {
+    findings.push_back({"output-mismatch", rules::Severity::reject, prefix + "outputs differ", {0, 0}});
+  }
+  return findings;
+}
+
+namespace {
+
 struct ErrorTotals {
   double worst_rel_l2 = 0.0;
   double worst_abs = 0.0;
@@ -60,6 +86,10 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
                             fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
     return false;
   }
+  if (trial == 0) {
+    context.evidence.problem_float_dtypes =
+        inputs.body.value("input_dtypes", nlohmann::json::array()).get<std::vector<std::string>>();
+  }
   const auto run =
       call_worker(*context.candidate, {{"op", "run"}, {"inputs", inputs.body["inputs"]}}, timeout);
   if (!run.ok) {
@@ -79,6 +109,7 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
                         {"outputs", run.body.value("outputs", nlohmann::json::array())},
                         {"container", run.body.value("container", nlohmann::json(nullptr))},
                         {"container_length", run.body.value("container_length", nlohmann::json(nullptr))}});
+  context.evidence.traces.push_back(run.body.value("trace", nlohmann::json::object()));
   const auto check = call_worker(*context.judge, check_request, timeout);
   call_worker(*context.candidate, {{"op", "release"}}, timeout);
   call_worker(*context.judge, {{"op", "end_trial"}, {"trial", trial}}, timeout);
@@ -101,11 +132,9 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
                        {"outputs", check.body.value("outputs", nlohmann::json::array())}});
   accumulate(totals, check.body);
   if (!passed) {
-    const auto failures = check.body.value("failures", nlohmann::json::array());
-    const std::string first = failures.empty() ? "outputs differ" : failures.front().get<std::string>();
-    stage.status = StageStatus::failed;
-    stage.summary = fmt::format("trial {} (seed {}): {}", trial, seed, first);
-    context.verdict.outcome = Outcome::rejected;
+    context.reject_stage(StageName::correctness,
+                         fmt::format("trial {} (seed {}): {}", trial, seed, first_failure(check.body)),
+                         failure_findings(check.body, fmt::format("trial {}: ", trial)));
   }
   return passed;
 }

@@ -9,4 +9,10 @@ namespace kforge::verify {
 // failing trial. Returns true when every trial passed.
 bool run_correctness_stage(EvalContext& context);
 
+// The judge's first failure message of a check_trial reply.
+std::string first_failure(const nlohmann::json& check);
+// One reject finding per failure of a check_trial reply, named by the judge's check ids
+// (output-mismatch, output-type, input-mutation), each message prefixed with `prefix`.
+std::vector<rules::Finding> failure_findings(const nlohmann::json& check, const std::string& prefix);
+
 }  // namespace kforge::verify

@@ -1,13 +1,46 @@
 #include "verify/eval_context.hpp"
 
 namespace kforge::verify {
+namespace {
+
+// The check id a failed worker call stands for, as findings and the hostile corpus name it.
+std::string check_for_call(const CallResult& call) {
+  if (call.kind == "timeout") {
+    return "timeout";
+  }
+  if (call.kind == "crashed" || call.kind == "exited" || call.kind == "device_fault") {
+    return "crash";
+  }
+  if (call.kind == "forward_error") {
+    return "forward-error";
+  }
+  if (call.kind == "bad_output") {
+    return "output-type";
+  }
+  if (call.kind == "compile_error") {
+    return "compile-error";
+  }
+  return call.kind.empty() ? "worker-error" : call.kind;
+}
+
+}  // namespace
 
 void EvalContext::fail_stage(StageName name, const std::string& summary, const CallResult& call) const {
   auto& stage = verdict.stage(name);
   stage.status = StageStatus::failed;
   stage.summary = summary;
+  stage.findings.push_back({check_for_call(call), rules::Severity::reject, summary, {0, 0}});
   const std::string log = candidate != nullptr ? trim_log(candidate->log_tail(), candidate_code_path) : "";
   stage.details["error"] = call.to_details(log);
+  verdict.outcome = Outcome::rejected;
+}
+
+void EvalContext::reject_stage(StageName name, const std::string& summary,
+                               std::vector<rules::Finding> findings) const {
+  auto& stage = verdict.stage(name);
+  stage.status = StageStatus::failed;
+  stage.summary = summary;
+  stage.findings.insert(stage.findings.end(), findings.begin(), findings.end());
   verdict.outcome = Outcome::rejected;
 }
 

@@ -13,6 +13,8 @@
 #include "measure/speedup_estimate.hpp"
 #include "measure/timing_policy.hpp"
 #include "runner/timing_lease.hpp"
+#include "verify/correctness_stage.hpp"
+#include "verify/timing_integrity.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -76,7 +78,9 @@ class AlternatingTimer {
     if (inputs != nullptr) {
       request["inputs"] = *inputs;
     }
+    const auto start = Clock::now();
     auto call = call_worker(*context_.candidate, request, context_.call_timeout());
+    const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!call.ok) {
       context_.fail_stage(StageName::performance, "timing the candidate failed: " + call.message, call);
       return std::nullopt;
@@ -89,17 +93,26 @@ class AlternatingTimer {
           fmt::format("the candidate worker returned {} samples, {} asked", samples.size(), count), bad);
       return std::nullopt;
     }
+    std::vector<std::string> replaced;
+    for (const auto& name : call.body.value("replaced_timing_functions", nlohmann::json::array())) {
+      replaced.push_back(name.is_string() ? name.get<std::string>() : "?");
+    }
+    batches_.push_back({wall_ms, samples, call.body.value("own_launches", -1L), call.body.value("calls", 0L),
+                        std::move(replaced)});
     return samples;
   }
 
+  const std::vector<TimedBatch>& candidate_batches() const { return batches_; }
+
  private:
   EvalContext& context_;
+  std::vector<TimedBatch> batches_;
 };
 
-bool measure_rounds(EvalContext& context, const nlohmann::json& inputs, measure::MeasurementState& state,
-                    std::optional<measure::StopDecision>& decision, std::size_t& per_round) {
+bool measure_rounds(EvalContext& context, const nlohmann::json& inputs, AlternatingTimer& timer,
+                    measure::MeasurementState& state, std::optional<measure::StopDecision>& decision,
+                    std::size_t& per_round) {
   const auto& config = context.settings.timing;
-  AlternatingTimer timer(context);
   const auto first_candidate = timer.candidate(1, config.warmup_samples, &inputs);
   if (!first_candidate) {
     return false;
@@ -156,6 +169,42 @@ void record_result(StageResult& stage, Verdict& verdict, const measure::Measurem
       speedup.ci_low, speedup.ci_high, candidate.median, reference.median, decision.message);
 }
 
+// The timed calls must have been honest: cross-checks on the timing, then the judge checks the
+// output of the last timed call (a candidate that skips work when called back to back fails here).
+bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
+                       const measure::MeasurementState& state) {
+  auto findings = timing_integrity_findings(timer.candidate_batches(), context.evidence,
+                                            measure::summarize(state.candidate_samples_ms).median);
+  const auto timeout = context.call_timeout();
+  const auto output = call_worker(*context.candidate, {{"op", "timed_output"}}, timeout);
+  if (!output.ok) {
+    context.fail_stage(StageName::performance,
+                       "the output of the timed calls could not be read: " + output.message, output);
+    return false;
+  }
+  nlohmann::json request = {
+      {"op", "check_trial"},
+      {"trial", kTimingTrial},
+      {"outputs", output.body.value("outputs", nlohmann::json::array())},
+      {"container", output.body.value("container", nlohmann::json(nullptr))},
+      {"atol", context.settings.atol ? nlohmann::json(*context.settings.atol) : nlohmann::json()},
+      {"rtol", context.settings.rtol ? nlohmann::json(*context.settings.rtol) : nlohmann::json()}};
+  const auto check = call_worker(*context.judge, request, timeout);
+  if (!check.ok || !check.body.value("passed", false)) {
+    findings.push_back({"timed-output-mismatch",
+                        rules::Severity::reject,
+                        "the output of the last timed call is wrong (" + first_failure(check.body) +
+                            "): the timed calls did not compute what the correctness trials did",
+                        {0, 0}});
+  }
+  if (findings.empty()) {
+    return true;
+  }
+  const std::string summary = fmt::format("[{}] {}", findings.front().rule_id, findings.front().message);
+  context.reject_stage(StageName::performance, summary, std::move(findings));
+  return false;
+}
+
 }  // namespace
 
 void run_performance_stage(EvalContext& context) {
@@ -185,11 +234,13 @@ void run_performance_stage(EvalContext& context) {
   measure::MeasurementState state;
   std::optional<measure::StopDecision> decision;
   std::size_t per_round = 0;
-  const bool measured = measure_rounds(context, inputs.body["inputs"], state, decision, per_round);
+  AlternatingTimer timer(context);
+  const bool measured = measure_rounds(context, inputs.body["inputs"], timer, state, decision, per_round);
+  const bool honest = measured && decision && timing_was_honest(context, timer, state);
   call_worker(*context.candidate, {{"op", "release"}}, context.call_timeout());
   call_worker(*context.judge, {{"op", "end_trial"}, {"trial", kTimingTrial}}, context.call_timeout());
   stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
-  if (measured && decision) {
+  if (honest) {
     record_result(stage, context.verdict, state, *decision, per_round);
   }
 }

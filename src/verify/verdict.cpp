@@ -6,8 +6,8 @@
 namespace kforge::verify {
 namespace {
 
-constexpr std::array kStageOrder{StageName::extract, StageName::static_analysis, StageName::compile,
-                                 StageName::correctness, StageName::performance};
+constexpr std::array kStageOrder{StageName::extract,     StageName::static_analysis, StageName::compile,
+                                 StageName::correctness, StageName::runtime,         StageName::performance};
 
 std::string severity_name(rules::Severity severity) {
   return severity == rules::Severity::reject ? "reject" : "warn";
@@ -34,6 +34,8 @@ std::string to_string(StageName name) {
       return "compile";
     case StageName::correctness:
       return "correctness";
+    case StageName::runtime:
+      return "runtime";
     case StageName::performance:
       return "performance";
   }

@@ -9,10 +9,10 @@
 
 namespace kforge::verify {
 
-inline constexpr const char* kVerdictSchema = "kforge.verdict/1";
+inline constexpr const char* kVerdictSchema = "kforge.verdict/2";
 
 // The pipeline's stages, in the order they run.
-enum class StageName { extract, static_analysis, compile, correctness, performance };
+enum class StageName { extract, static_analysis, compile, correctness, runtime, performance };
 enum class StageStatus { passed, failed, skipped, not_run };
 enum class Outcome { accepted, rejected, error };
 
@@ -33,7 +33,7 @@ struct EvaluationError {
 
 struct Verdict {
   Outcome outcome = Outcome::error;
-  std::vector<StageResult> stages;  // always all five, in order
+  std::vector<StageResult> stages;  // always all six, in order
   std::optional<EvaluationError> error;
   nlohmann::json problem = nlohmann::json::object();
   nlohmann::json candidate = nlohmann::json::object();

@@ -8,13 +8,14 @@ namespace {
 TEST(Verdict, StartsWithAllFiveStagesPendingInOrder) {
   const auto verdict = Verdict::with_all_stages_pending();
   const auto document = to_json(verdict);
-  ASSERT_EQ(document["stages"].size(), 5U);
-  const std::vector<std::string> names{"extract", "static", "compile", "correctness", "performance"};
+  ASSERT_EQ(document["stages"].size(), 6U);
+  const std::vector<std::string> names{"extract",     "static",  "compile",
+                                       "correctness", "runtime", "performance"};
   for (std::size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(document["stages"][i]["name"], names[i]);
     EXPECT_EQ(document["stages"][i]["status"], "not_run");
   }
-  EXPECT_EQ(document["schema"], "kforge.verdict/1");
+  EXPECT_EQ(document["schema"], "kforge.verdict/2");
   EXPECT_EQ(document["outcome"], "error");
 }
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import faulthandler
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,8 @@ from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timing import SampleTimer
+from kforge.worker.timing import SampleTimer, replaced_timing_functions
+from kforge.worker.trace import ForwardTrace, LaunchLog, LaunchRecorder, traced_forward
 from kforge.worker.tracebacks import exception_summary
 
 
@@ -32,6 +35,51 @@ class CandidateState:
     timing_inputs: list[Any] | None = None
     timer: SampleTimer | None = None
     init_buffers: list[SharedTensorImporter] = field(default_factory=list)
+    inputs: list[Any] | None = None  # the last trial's inputs, kept for an input-refresh rerun
+    last_timed_output: Any = None  # output of the last timed call, checked by the judge
+    recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
+
+
+@contextmanager
+def uninitialized_memory_poisoned() -> Iterator[None]:
+    """torch.empty and friends return NaN-filled memory (max ints), so an output a kernel never writes
+    cannot pass by holding yesterday's result."""
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    was_filling = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        torch.utils.deterministic.fill_uninitialized_memory = was_filling  # type: ignore[attr-defined]
+        torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
+
+
+def _overlaps_itself(tensor: torch.Tensor) -> bool:
+    return any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
+
+
+def _storage_span(tensor: torch.Tensor) -> tuple[int, int]:
+    start = tensor.untyped_storage().data_ptr()
+    return start, start + tensor.untyped_storage().nbytes()
+
+
+def _output_problem(item: torch.Tensor, inputs: list[Any]) -> str | None:
+    """Why a returned tensor is not a plain, dense, freshly computed output (None if it is)."""
+    if item.layout != torch.strided:
+        return f"a {item.layout} tensor, expected a dense (strided) tensor"
+    if item.numel() > 1 and _overlaps_itself(item):
+        return "a tensor whose elements share memory (a stride-0 expand), expected one value per element"
+    if item.numel() == 0:
+        return None
+    low, high = _storage_span(item)
+    for index, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and value.numel() > 0 and value.device == item.device:
+            other_low, other_high = _storage_span(value)
+            if low < other_high and other_low < high:
+                return f"a view of input {index}, expected a tensor of its own"
+    return None
 
 
 def _is_compile_error(exc: BaseException) -> bool:
@@ -67,7 +115,13 @@ class CandidateWorker:
         self.state = CandidateState()
 
     def handlers(self) -> dict[str, protocol.Handler]:
-        return {"load": self.load, "run": self.run, "release": self.release, "time": self.time}
+        return {
+            "load": self.load,
+            "run": self.run,
+            "release": self.release,
+            "time": self.time,
+            "timed_output": self.timed_output,
+        }
 
     def _fail(self, kind: str, exc: BaseException) -> WorkerError:
         summary = exception_summary(exc, self.state.path)
@@ -82,6 +136,7 @@ class CandidateWorker:
         state.path = str(request["candidate_path"])
         if state.device.type == "cpu":
             prepare_triton_interpreter()
+        state.recorder.install()
         importer = SharedTensorImporter(state.device, state.prefix, cuda_driver_for(state.device))
         state.init_buffers.append(importer)
         init_inputs = [values.decode(item, importer.open) for item in request["init_inputs"]]
@@ -120,30 +175,57 @@ class CandidateWorker:
             raise self._fail("compile_error" if _is_compile_error(exc) else "forward_error", exc) from None
         return result
 
-    def run(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One correctness trial: forward on the shared inputs, outputs shared back."""
+    def _traced_call(self, inputs: list[Any], ghost: bool) -> tuple[Any, ForwardTrace]:
+        """A forward with poisoned fresh memory and every launch, ATen op and GPU kernel recorded."""
         state = self.state
-        self.release({})
-        result = self._call(self._open_inputs(request["inputs"]))
+        with uninitialized_memory_poisoned(), traced_forward(state.recorder, state.device, ghost) as trace:
+            result = self._call(inputs)
+        return result, trace
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One trial: forward on the shared inputs, outputs shared back with the forward's trace.
+        reuse_inputs reruns on the previous trial's buffers (the judge rewrote them: input refresh);
+        ghost skips the candidate's own Triton kernels (decoy detection)."""
+        state = self.state
+        reuse = bool(request.get("reuse_inputs")) and state.inputs is not None
+        self._release_outputs()
+        if not reuse:
+            self.release({})
+            state.inputs = self._open_inputs(request["inputs"])
+        assert state.inputs is not None
+        result, trace = self._traced_call(state.inputs, bool(request.get("ghost")))
+        return {**self._export_result(result, state.inputs), "trace": trace.to_json()}
+
+    def _export_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
+        state = self.state
         state.exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
         container = type(result).__name__ if isinstance(result, (tuple, list)) else None
         outputs = correctness.flatten_outputs(result)
         if container is not None and len(outputs) > correctness.MAX_OUTPUTS:
             return {"outputs": [], "container": container, "container_length": len(outputs)}
-        return {"outputs": [self._export_output(item) for item in outputs], "container": container}
+        exported = [self._export_output(item, inputs) for item in outputs]
+        return {"outputs": exported, "container": container}
 
-    def _export_output(self, item: Any) -> dict[str, Any]:
+    def _export_output(self, item: Any, inputs: list[Any]) -> dict[str, Any]:
         assert self.state.exporter is not None
         if type(item) is not torch.Tensor:
             return {"t": "other", "type": values.describe(item)}
+        problem = _output_problem(item, inputs)
+        if problem is not None:
+            return {"t": "invalid", "reason": problem}
         return {"t": "tensor", "device": str(item.device), **self.state.exporter.export(item)}
+
+    def _release_outputs(self) -> None:
+        if self.state.exporter is not None:
+            self.state.exporter.release()
+            self.state.exporter = None
 
     def release(self, request: dict[str, Any]) -> dict[str, Any]:
         """Drop the last trial's mappings and output buffers (the judge has copied what it needs)."""
         state = self.state
-        if state.exporter is not None:
-            state.exporter.release()
-            state.exporter = None
+        self._release_outputs()
+        state.inputs = None
+        state.last_timed_output = None
         if state.importer is not None:
             state.importer.release()
             state.importer = None
@@ -166,13 +248,37 @@ class CandidateWorker:
 
         def call() -> object:
             with torch.no_grad():
-                return state.model(*inputs) if state.model is not None else None
+                state.last_timed_output = state.model(*inputs) if state.model is not None else None
+            return state.last_timed_output
 
+        count = int(request["count"])
         try:
             state.timer.warm_up(call, int(request.get("warmup", 0)))
-            return {"samples_ms": state.timer.samples_ms(call, int(request["count"]))}
+            with state.recorder.recording(LaunchLog(), state.device) as launches:
+                samples = state.timer.samples_ms(call, count, self._poison_last_output)
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("forward_error", exc) from None
+        return {
+            "samples_ms": samples,
+            "own_launches": launches.own_total(),
+            "calls": count,
+            "replaced_timing_functions": replaced_timing_functions(),
+        }
+
+    def _poison_last_output(self) -> None:
+        """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
+        cannot return a recycled block (or a cached tensor) that still holds a correct result."""
+        for item in correctness.flatten_outputs(self.state.last_timed_output):
+            if type(item) is torch.Tensor and item.numel() > 0:
+                item.fill_(float("nan") if item.is_floating_point() else -1)
+
+    def timed_output(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Shares the output of the last timed call, so the judge can check what was timed."""
+        state = self.state
+        if state.timing_inputs is None or state.last_timed_output is None:
+            raise WorkerError("protocol", "timed_output needs a finished time request")
+        self._release_outputs()
+        return self._export_result(state.last_timed_output, state.timing_inputs)
 
 
 def candidate_exception(exc: BaseException) -> dict[str, Any]:

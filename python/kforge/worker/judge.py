@@ -73,6 +73,13 @@ def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
 
+def _float_dtypes(inputs: list[Any]) -> list[str]:
+    """Floating dtypes of the problem's tensor inputs: a float32 problem must not be computed in fp16."""
+    return sorted(
+        {values.dtype_name(v.dtype) for v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    )
+
+
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
     summary = exception_summary(exc, state.problem_path)
     return WorkerError(
@@ -90,6 +97,7 @@ class Judge:
             "start_trial": self.start_trial,
             "check_trial": self.check_trial,
             "end_trial": self.end_trial,
+            "refresh_trial": self.refresh_trial,
             "time": self.time,
         }
 
@@ -164,7 +172,34 @@ class Judge:
 
         encoded = [values.encode(value, export_and_remember) for value in inputs]
         state.trials[trial_id] = trial
-        return {"inputs": encoded}
+        return {"inputs": encoded, "input_dtypes": _float_dtypes(inputs)}
+
+    def refresh_trial(self, request: dict[str, Any]) -> dict[str, Any]:
+        """New values from a new seed, written into the same shared buffers the candidate holds: its
+        next output must follow them (a cache keyed on pointers or shapes cannot)."""
+        state = self.state
+        assert state.problem is not None and state.model is not None, "load first"
+        trial = state.trials[int(request["trial"])]
+        try:
+            torch.manual_seed(int(request["seed"]))
+            fresh = [_to_device(value, state.device) for value in state.problem.get_inputs()]
+            tensors = [value for value in fresh if isinstance(value, torch.Tensor)]
+            if len(tensors) != len(trial.shared) or any(
+                new.shape != old.shape or new.dtype != old.dtype
+                for new, old in zip(tensors, trial.shared, strict=True)
+            ):
+                return {"refreshed": False, "reason": "get_inputs() gives other shapes for another seed"}
+            for new, shared in zip(tensors, trial.shared, strict=True):
+                shared.copy_(new)
+            trial.pristine = [tensor.clone() for tensor in tensors]
+            trial.private_inputs = [_clone(value) for value in fresh]
+            with torch.no_grad():
+                trial.reference = correctness.flatten_outputs(state.model(*trial.private_inputs))
+            if state.device.type == "cuda":
+                torch.cuda.synchronize(state.device)
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("reference forward", exc, state) from None
+        return {"refreshed": True}
 
     def check_trial(self, request: dict[str, Any]) -> dict[str, Any]:
         state = self.state
@@ -179,29 +214,46 @@ class Judge:
     def _compare(
         self, trial: Trial, request: dict[str, Any], importer: SharedTensorImporter
     ) -> dict[str, Any]:
+        """Failures come with the id of the check that found each (docs/threat-model.md)."""
         encoded_outputs = request["outputs"]
         failures: list[str] = []
+        checks: list[str] = []
+        # First: a forward that writes into its inputs (and maybe returns one) is an input mutation.
+        mutated = correctness.mutated_inputs(trial.shared, trial.pristine)
+        if mutated:
+            failures.append(f"the candidate modified tensor input(s) {mutated} in place")
+            checks.append("input-mutation")
         returned = request.get("container")
         if (returned is None) != (trial.reference_container is None):
             expected = "a tuple/list of tensors" if trial.reference_container else "a Tensor"
             count = request.get("container_length") or len(encoded_outputs)
             found = f"a {returned} of {count} item(s)" if returned else "a single value"
-            failures.append(f"forward returned {found}, expected {expected}")
-            return {"passed": False, "failures": failures, "outputs": [], "mutated_inputs": []}
+            return {
+                "passed": False,
+                "failures": [*failures, f"forward returned {found}, expected {expected}"],
+                "checks": [*checks, "output-type"],
+                "outputs": [],
+                "mutated_inputs": mutated,
+            }
         if len(encoded_outputs) != len(trial.reference):
             failures.append(
                 f"forward returned {len(encoded_outputs)} output(s), expected {len(trial.reference)}"
             )
+            checks.append("output-type")
         reports: list[dict[str, Any]] = []
         for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
             report = self._compare_one(index, encoded, ref, importer, request)
             reports.append(report)
             if not report["passed"]:
                 failures.append(report.get("reason") or self._mismatch_reason(index, report))
-        mutated = correctness.mutated_inputs(trial.shared, trial.pristine)
-        if mutated:
-            failures.append(f"the candidate modified tensor input(s) {mutated} in place")
-        return {"passed": not failures, "failures": failures, "outputs": reports, "mutated_inputs": mutated}
+                checks.append("output-type" if "reason" in report else "output-mismatch")
+        return {
+            "passed": not failures,
+            "failures": failures,
+            "checks": checks,
+            "outputs": reports,
+            "mutated_inputs": mutated,
+        }
 
     def _compare_one(
         self, index: int, encoded: Any, ref: Any, importer: SharedTensorImporter, request: dict[str, Any]
@@ -210,6 +262,8 @@ class Judge:
             raise WorkerError(
                 "problem", f"reference output {index} is {values.describe(ref)}; kforge compares tensors"
             )
+        if isinstance(encoded, dict) and encoded.get("t") == "invalid":
+            return {"passed": False, "reason": f"output {index} is {encoded.get('reason', 'invalid')}"}
         if not isinstance(encoded, dict) or encoded.get("t") != "tensor":
             kind = encoded.get("type", "unknown") if isinstance(encoded, dict) else "unknown"
             return {"passed": False, "reason": f"output {index} is {kind}, expected a torch.Tensor"}

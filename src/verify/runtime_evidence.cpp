@@ -1,0 +1,230 @@
+#include "verify/runtime_evidence.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace kforge::verify {
+namespace {
+
+using rules::Finding;
+using rules::Severity;
+
+constexpr source::SourceLocation kNoLocation{0, 0};  // runtime findings are not tied to a line
+
+// name -> total count of a {"name": count} object, summed over every trace.
+std::map<std::string, long> summed_counts(const std::vector<nlohmann::json>& traces, const char* key) {
+  std::map<std::string, long> totals;
+  for (const auto& trace : traces) {
+    const auto found = trace.find(key);
+    if (found == trace.end() || !found->is_object()) {
+      continue;
+    }
+    for (auto item = found->begin(); item != found->end(); ++item) {
+      totals[item.key()] += item->is_number_integer() ? item->get<long>() : 1;
+    }
+  }
+  return totals;
+}
+
+std::string listed(const std::map<std::string, long>& counts, std::size_t limit = 8) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts) {
+    if (parts.size() == limit) {
+      parts.emplace_back("...");
+      break;
+    }
+    parts.push_back(fmt::format("{} x{}", name, count));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+long own_total(const nlohmann::json& trace) {
+  const auto found = trace.find("own_launches");
+  if (found == trace.end() || !found->is_object()) {
+    return 0;
+  }
+  long total = 0;
+  for (const auto& count : *found) {
+    total += count.is_number_integer() ? count.get<long>() : 0;
+  }
+  return total;
+}
+
+// The traces that describe a steady-state call: all but the first when there are several.
+std::vector<const nlohmann::json*> steady_traces(const std::vector<nlohmann::json>& traces) {
+  std::vector<const nlohmann::json*> steady;
+  for (std::size_t i = traces.size() > 1 ? 1 : 0; i < traces.size(); ++i) {
+    steady.push_back(&traces[i]);
+  }
+  return steady;
+}
+
+void check_own_kernels_ran(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  for (std::size_t i = 0; i < evidence.traces.size(); ++i) {
+    if (own_total(evidence.traces[i]) == 0) {
+      findings.push_back(
+          {"triton-kernel-ran", Severity::reject,
+           fmt::format("call {} of forward launched none of the candidate's own Triton kernels: "
+                       "the result came from somewhere else",
+                       i + 1),
+           kNoLocation});
+      return;
+    }
+  }
+}
+
+// Traces come from forwards that returned normally, so a launch that raised was caught by the
+// candidate, which then produced its outputs some other way.
+void check_swallowed_failures(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  const auto failed = summed_counts(evidence.traces, "failed_launches");
+  if (!failed.empty()) {
+    findings.push_back({"kernel-failure-swallowed", Severity::reject,
+                        "Triton launches raised (" + listed(failed) +
+                            ") yet forward returned outputs: a fallback computed them instead of the kernels",
+                        kNoLocation});
+  }
+}
+
+void check_foreign_compute(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  const auto foreign = summed_counts(evidence.traces, "foreign_launches");
+  if (!foreign.empty()) {
+    findings.push_back({"foreign-triton-kernel", Severity::reject,
+                        "forward launched Triton kernels that the candidate does not define (" +
+                            listed(foreign) + "): the speedup must come from the candidate's own kernels",
+                        kNoLocation});
+  }
+  const auto aten = summed_counts(evidence.traces, "aten_compute_ops");
+  if (!aten.empty()) {
+    findings.push_back({"torch-compute-at-runtime", Severity::reject,
+                        "forward ran PyTorch (ATen) compute outside Triton kernels: " + listed(aten) +
+                            "; only allocation, views and copies may run around the launches",
+                        kNoLocation});
+  }
+  std::map<std::string, long> kernels;
+  for (const auto& trace : evidence.traces) {
+    for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
+      if (!kernel.value("own", false) && !kernel.value("memory", false)) {
+        kernels[kernel.value("name", "?").substr(0, 120)] += kernel.value("count", 1L);
+      }
+    }
+  }
+  if (!kernels.empty()) {
+    findings.push_back({"non-triton-gpu-kernel", Severity::reject,
+                        "GPU kernels that are not the candidate's Triton kernels ran during forward (" +
+                            listed(kernels, 4) + "): cuBLAS, cuDNN and ATen compute do not count",
+                        kNoLocation});
+  }
+}
+
+void check_streams_and_leftovers(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  const auto side = summed_counts(evidence.traces, "side_stream_launches");
+  if (!side.empty()) {
+    findings.push_back({"side-stream-launch", Severity::reject,
+                        "Triton kernels were launched on a stream other than forward's (" + listed(side) +
+                            "): work there escapes the timing events",
+                        kNoLocation});
+  }
+  std::map<std::string, long> side_kernels;
+  for (const auto& trace : evidence.traces) {
+    for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
+      if (kernel.value("side_stream", false)) {
+        side_kernels[kernel.value("name", "?").substr(0, 120)] += kernel.value("count", 1L);
+      }
+    }
+  }
+  if (!side_kernels.empty()) {
+    findings.push_back({"side-stream-gpu-work", Severity::reject,
+                        "GPU work ran on a stream other than forward's (" + listed(side_kernels, 4) +
+                            "): the timing events do not cover it; run everything on the current stream",
+                        kNoLocation});
+  }
+  std::set<std::string> threads;
+  long children = 0;
+  for (const auto& trace : evidence.traces) {
+    for (const auto& name : trace.value("threads_left", nlohmann::json::array())) {
+      threads.insert(name.is_string() ? name.get<std::string>() : "?");
+    }
+    children += trace.value("children_left", 0L);
+  }
+  if (!threads.empty() || children > 0) {
+    findings.push_back(
+        {"threads-left-alive", Severity::reject,
+         fmt::format("forward returned with work still running: {} thread(s) [{}] and {} child "
+                     "process(es); all work must finish inside forward",
+                     threads.size(), fmt::join(threads, ", "), children),
+         kNoLocation});
+  }
+}
+
+void check_precision(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  const auto& problem = evidence.problem_float_dtypes;
+  const bool float32_problem =
+      !problem.empty() && std::all_of(problem.begin(), problem.end(),
+                                      [](const auto& d) { return d == "float32" || d == "float64"; });
+  if (!float32_problem) {
+    return;
+  }
+  std::set<std::string> lower;
+  for (const auto& trace : evidence.traces) {
+    for (const auto& dtype : trace.value("kernel_arg_dtypes", nlohmann::json::array())) {
+      const std::string name = dtype.is_string() ? dtype.get<std::string>() : "";
+      if (name == "float16" || name == "bfloat16" || name.rfind("float8", 0) == 0) {
+        lower.insert(name);
+      }
+    }
+  }
+  if (!lower.empty()) {
+    findings.push_back(
+        {"precision-downgrade-runtime", Severity::reject,
+         fmt::format("the problem's inputs are {} but the candidate's kernels received {} tensors: "
+                     "computing in lower precision is a different problem",
+                     fmt::join(problem, "/"), fmt::join(lower, "/")),
+         kNoLocation});
+  }
+}
+
+}  // namespace
+
+long RuntimeEvidence::own_launches_per_call() const {
+  long fewest = std::numeric_limits<long>::max();
+  for (const auto* trace : steady_traces(traces)) {
+    fewest = std::min(fewest, own_total(*trace));
+  }
+  return traces.empty() ? 0 : fewest;
+}
+
+double RuntimeEvidence::gpu_kernel_time_us() const {
+  double fewest = std::numeric_limits<double>::infinity();
+  for (const auto* trace : steady_traces(traces)) {
+    fewest = std::min(fewest, trace->value("gpu_kernel_time_us", 0.0));
+  }
+  return traces.empty() ? 0.0 : fewest;
+}
+
+nlohmann::json RuntimeEvidence::time_coverage() const {
+  const auto steady = steady_traces(traces);
+  if (!on_gpu || steady.empty()) {
+    return nullptr;
+  }
+  const auto& last = *steady.back();
+  const double total = last.value("gpu_kernel_time_us", 0.0);
+  return total > 0.0 ? nlohmann::json(last.value("own_kernel_time_us", 0.0) / total)
+                     : nlohmann::json(nullptr);
+}
+
+std::vector<rules::Finding> runtime_findings(const RuntimeEvidence& evidence) {
+  std::vector<Finding> findings;
+  check_own_kernels_ran(evidence, findings);
+  check_swallowed_failures(evidence, findings);
+  check_foreign_compute(evidence, findings);
+  check_streams_and_leftovers(evidence, findings);
+  check_precision(evidence, findings);
+  return findings;
+}
+
+}  // namespace kforge::verify
