@@ -3,6 +3,7 @@
 #include <exception>
 #include <iostream>
 
+#include "cli/bench_command.hpp"
 #include "cli/eval_command.hpp"
 
 namespace {
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", kVersion);
   const auto run_eval = kforge::cli::add_eval_command(app);
+  const auto run_bench = kforge::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& success) {
@@ -24,7 +26,8 @@ int main(int argc, char** argv) {
     return 2;  // usage errors always exit 2, whatever CLI11's own code
   }
   try {
-    return run_eval();
+    const int eval_code = run_eval();
+    return eval_code >= 0 ? eval_code : run_bench();
   } catch (const std::exception& error) {
     std::cerr << "kforge: internal error: " << error.what() << "\n";
     return 2;

@@ -1,0 +1,156 @@
+#include "cli/bench_command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "problem/corpus_manifest.hpp"
+#include "report/corpus_report.hpp"
+#include "verify/eval_pipeline.hpp"
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchOptions {
+  std::string corpus;
+  std::string problems;
+  std::string device = "auto";
+  std::string only;
+  std::string output;
+  std::string python;
+  bool json = false;
+  bool full_size = false;
+  int jobs = 0;
+  int trials = 5;
+  double timeout_s = 120.0;
+};
+
+// The repository's problems/ next to a corpus in tests/corpus, unless --problems says otherwise.
+fs::path problems_root(const BenchOptions& options) {
+  if (!options.problems.empty()) {
+    return options.problems;
+  }
+  const fs::path beside = fs::absolute(options.corpus) / ".." / ".." / "problems";
+  std::error_code error;
+  return fs::is_directory(beside, error) ? beside.lexically_normal() : fs::path("problems");
+}
+
+verify::EvalSettings entry_settings(const BenchOptions& options, const problem::CorpusEntry& entry) {
+  verify::EvalSettings settings;
+  settings.problem_path = entry.problem;
+  settings.candidate_path = entry.candidate;
+  settings.device = options.device;
+  settings.trials = options.trials;
+  settings.small = !options.full_size;
+  settings.timeout_s = options.timeout_s;
+  settings.profile = entry.profile == "lenient" ? rules::Profile::lenient : rules::Profile::strict;
+  if (!options.python.empty()) {
+    settings.python = options.python;
+  }
+  return settings;
+}
+
+// Runs every selected entry, `jobs` at a time; GPU-only entries are skipped on the CPU.
+std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
+                                           const problem::CorpusManifest& manifest, bool cpu, int jobs) {
+  std::vector<report::CorpusRow> rows;
+  for (const auto& entry : manifest.entries) {
+    if (options.only.empty() || entry.candidate_name.find(options.only) != std::string::npos ||
+        entry.exploit_class == options.only) {
+      rows.push_back({entry, {verify::CorpusResult::skipped, "GPU-only entry, not run on the CPU"}, 0.0});
+    }
+  }
+  std::atomic<std::size_t> next{0};
+  std::mutex progress;
+  std::size_t done = 0;
+  const auto worker = [&]() {
+    for (std::size_t i = next++; i < rows.size(); i = next++) {
+      auto& row = rows[i];
+      if (cpu && row.entry.gpu_only) {
+        continue;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const auto verdict = verify::evaluate(entry_settings(options, row.entry));
+      row.outcome = verify::judge_corpus_entry(row.entry, verdict);
+      row.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::lock_guard lock(progress);
+      std::cerr << fmt::format("[{}/{}] {:<11} {} ({:.1f} s)\n", ++done, rows.size(),
+                               to_string(row.outcome.result), row.entry.candidate_name, row.duration_s);
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(jobs));
+  for (int j = 0; j < jobs; ++j) {
+    threads.emplace_back(worker);
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  return rows;
+}
+
+int run_bench(const BenchOptions& options) {
+  if (options.corpus.empty()) {
+    std::cerr << "kforge bench: give a corpus folder with --corpus DIR (for example tests/corpus)\n";
+    return 2;
+  }
+  problem::CorpusManifest manifest;
+  try {
+    manifest = problem::load_corpus_manifest(options.corpus, problems_root(options));
+  } catch (const std::exception& error) {
+    std::cerr << "kforge bench: " << error.what() << "\n";
+    return 2;
+  }
+  const bool cpu = options.device == "cpu";
+  const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const int jobs = options.jobs > 0 ? options.jobs : (cpu ? std::min(hardware, 4) : 1);
+  const auto rows = run_entries(options, manifest, cpu, jobs);
+  const std::string device = cpu ? "cpu (Triton interpreter)" : options.device;
+  const auto document = report::corpus_report_json(rows, device);
+  if (!options.output.empty()) {
+    std::ofstream(options.output) << document.dump(2) << "\n";
+  }
+  std::cout << (options.json ? document.dump(2) + "\n" : report::render_corpus_report(rows, device));
+  const bool failed =
+      std::any_of(rows.begin(), rows.end(), [](const auto& row) { return is_failure(row.outcome.result); });
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+std::function<int()> add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  auto* bench =
+      app.add_subcommand("bench", "run a hostile/honest candidate corpus and report detection rates");
+  bench->add_option("--corpus", options->corpus, "corpus folder with a manifest.json (e.g. tests/corpus)")
+      ->required();
+  bench->add_option(
+      "--problems", options->problems,
+      "folder the manifest's problem names are relative to (default: the repository's problems/)");
+  bench->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")
+      ->capture_default_str();
+  bench->add_option("--jobs,-j", options->jobs,
+                    "evaluations at a time (default: up to 4 on the CPU, 1 on a GPU)");
+  bench->add_option("--only", options->only,
+                    "run only entries of this class or whose file name contains this");
+  bench->add_option("--trials", options->trials, "correctness trials per entry")->capture_default_str();
+  bench->add_option("--timeout", options->timeout_s, "seconds allowed for each call into a worker")
+      ->capture_default_str();
+  bench->add_flag("--full-size", options->full_size,
+                  "use the problems' full sizes (default: KFORGE_SMALL sizes)");
+  bench->add_flag("--json", options->json, "print the JSON report instead of the table");
+  bench->add_option("--output,-o", options->output, "also write the JSON report to this file");
+  bench->add_option("--python", options->python, "Python interpreter with torch and triton");
+  return [options, bench]() { return bench->parsed() ? run_bench(*options) : -1; };
+}
+
+}  // namespace kforge::cli
