@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
 #include <thread>
+
+#include "runner/environment_variable.hpp"
 
 namespace kforge::runner {
 namespace {
@@ -26,12 +27,6 @@ constexpr std::uint64_t kMinProcesses = 1024;  // threads count: torch starts on
 constexpr std::array kSystemTrees{"/usr",  "/lib", "/lib32", "/lib64", "/libx32", "/bin",
                                   "/sbin", "/etc", "/opt",   "/proc",  "/sys"};
 constexpr std::array kDeviceFiles{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
-
-std::string env_value(const char* name) {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
-}
 
 // Never the root itself: a rule on / would open every file.
 void add_path(std::vector<fs::path>& paths, const fs::path& path) {
@@ -105,9 +100,9 @@ SandboxPolicy make_candidate_sandbox_policy(const PythonEnvironment& python, con
   add_python_installation(policy.read_only_paths, python.interpreter);
   add_path(policy.read_only_paths, fs::absolute(python.package_root));
   add_path(policy.read_only_paths, fs::absolute(code_dir));
-  add_path_list(policy.read_only_paths, env_value("LD_LIBRARY_PATH"));
+  add_path_list(policy.read_only_paths, environment_variable("LD_LIBRARY_PATH"));
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH"}) {
-    add_path(policy.read_only_paths, env_value(variable));
+    add_path(policy.read_only_paths, environment_variable(variable));
   }
 
   add_path(policy.read_write_paths, fs::absolute(private_dir));

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdlib>
 #include <stdexcept>
 #include <string_view>
+
+#include "runner/environment_variable.hpp"
 
 namespace kforge::runner {
 namespace {
@@ -17,16 +18,10 @@ constexpr double kDefaultMemoryGiB = 32.0;
 constexpr std::array kKnownLayers{kLayerNamespaces,     kLayerRlimits, kLayerCapabilities,  kLayerLandlock,
                                   kLayerLandlockScopes, kLayerSeccomp, kLayerMemoryWatchdog};
 
-std::string env_value(const char* name) {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
-}
-
 }  // namespace
 
 SandboxMode sandbox_mode_from_environment() {
-  const std::string value = env_value("KFORGE_SANDBOX");
+  const std::string value = environment_variable("KFORGE_SANDBOX");
   if (value.empty() || value == "on") {
     return SandboxMode::on;
   }
@@ -45,7 +40,7 @@ SandboxMode sandbox_mode_from_environment() {
 
 std::set<std::string> disabled_layers_from_environment() {
   std::set<std::string> layers;
-  const std::string value = env_value("KFORGE_SANDBOX_DISABLE");
+  const std::string value = environment_variable("KFORGE_SANDBOX_DISABLE");
   std::string_view rest = value;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -64,7 +59,7 @@ std::set<std::string> disabled_layers_from_environment() {
 }
 
 std::uint64_t memory_limit_from_environment() {
-  const std::string value = env_value("KFORGE_CANDIDATE_MEMORY_GIB");
+  const std::string value = environment_variable("KFORGE_CANDIDATE_MEMORY_GIB");
   double gib = kDefaultMemoryGiB;
   if (!value.empty()) {
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), gib);

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <cstdlib>
+#include <string>
+
+namespace kforge::runner {
+
+// The value of an environment variable, empty when unset. kforge reads its environment before
+// starting worker threads, so getenv's lack of thread safety does not matter here.
+inline std::string environment_variable(const char* name) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+}  // namespace kforge::runner
