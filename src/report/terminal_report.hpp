@@ -2,12 +2,13 @@
 
 #include <string>
 
-#include "verify/verdict.hpp"
+#include <nlohmann/json.hpp>
 
 namespace kforge::report {
 
-// The human-readable verdict: one line per stage, then the failing stage's evidence
-// (findings, error, trimmed traceback, per-output errors), then the outcome.
-std::string render_terminal(const verify::Verdict& verdict, bool color);
+// The human-readable verdict from its JSON document (docs/verdict.md), fresh or from the result store:
+// one line per stage, then the failing stage's evidence (findings, error, trimmed traceback,
+// per-output errors), then the outcome.
+std::string render_terminal(const nlohmann::json& verdict, bool color);
 
 }  // namespace kforge::report
