@@ -12,6 +12,7 @@
 #include "report/batch_metrics.hpp"
 #include "report/progress_display.hpp"
 #include "runner/environment_probe.hpp"
+#include "runner/environment_variable.hpp"
 #include "schedule/eval_scheduler.hpp"
 
 namespace kforge::cli {
@@ -60,7 +61,8 @@ std::size_t default_jobs(std::size_t devices) {
 }  // namespace
 
 void add_batch_options(CLI::App& command, BatchOptions& options) {
-  command.add_option("--gpus", options.gpus, "spread the batch over these GPUs, e.g. 0,1 (default: --device)");
+  command.add_option("--gpus", options.gpus,
+                     "spread the batch over these GPUs, e.g. 0,1 (default: --device)");
   command.add_option("--jobs,-j", options.jobs,
                      "evaluations in flight per device (default: cores per device, at most 8)");
   command.add_option("--results", options.results, "JSON Lines file of per-sample results")
@@ -77,16 +79,15 @@ std::vector<std::string> batch_devices(const BatchOptions& options, const std::s
     std::stringstream list(options.gpus);
     for (std::string item; std::getline(list, item, ',');) {
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
-        throw std::runtime_error(fmt::format("--gpus expects GPU indices such as 0,1; got '{}'", options.gpus));
+        throw std::runtime_error(
+            fmt::format("--gpus expects GPU indices such as 0,1; got '{}'", options.gpus));
       }
       devices.push_back("cuda:" + item);
     }
     return devices;
   }
   if (device == "auto") {
-    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    const bool hidden = visible != nullptr && (*visible == '\0' || std::string(visible) == "-1");
+    const bool hidden = runner::cuda_hidden_by_environment();
     return {runner::installed_gpu_models().empty() || hidden ? "cpu" : "cuda:0"};
   }
   return {device};
@@ -100,7 +101,8 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
   scheduler.reuse_stored = !options.fresh;
   std::unique_ptr<store::ResultStore> store;
   if (!options.no_store) {
-    store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path() : std::filesystem::path(options.store));
+    store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()
+                                                           : std::filesystem::path(options.store));
     scheduler.store = store.get();
   }
   std::ofstream results(options.results, std::ios::binary | std::ios::trunc);

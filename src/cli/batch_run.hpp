@@ -11,13 +11,13 @@ namespace kforge::cli {
 
 // How a batch runs and where its results go; shared by `kforge eval --samples` and `kforge bench SUITE`.
 struct BatchOptions {
-  std::string gpus;                      // "0,1": spread over these GPUs; empty: --device decides
-  std::size_t jobs = 0;                  // evaluations in flight per device; 0: by cores
+  std::string gpus;      // "0,1": spread over these GPUs; empty: --device decides
+  std::size_t jobs = 0;  // evaluations in flight per device; 0: by cores
   std::string results = "results.jsonl";
-  std::string store;                     // empty: the default store path
+  std::string store;  // empty: the default store path
   bool no_store = false;
-  bool fresh = false;                    // evaluate again even when the store has a verdict
-  bool json = false;                     // print the metrics as JSON
+  bool fresh = false;  // evaluate again even when the store has a verdict
+  bool json = false;   // print the metrics as JSON
 };
 
 // Adds --gpus, -j, --results, --store, --no-store, --fresh to a subcommand.

@@ -68,8 +68,9 @@ std::optional<nlohmann::json> stored_verdict(const EvalOptions& options, store::
 int run_single(EvalOptions& options) {
   std::unique_ptr<store::ResultStore> store;
   if (!options.batch.no_store) {
-    store = store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
-                                                                 : std::filesystem::path(options.batch.store));
+    store =
+        store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
+                                                             : std::filesystem::path(options.batch.store));
   }
   std::optional<store::EvaluationIdentity> identity;
   auto document = stored_verdict(options, store.get(), identity);
@@ -100,8 +101,8 @@ std::vector<problem::Sample> load_batch_samples(const EvalOptions& options) {
                            : problem::ProblemCatalog::from_kernelbench(options.kernelbench, options.level);
   std::error_code error;
   if (std::filesystem::is_directory(options.samples, error)) {
-    return problem::load_kernelbench_run(options.samples, catalog,
-                                         options.level > 0 ? std::optional<int>(options.level) : std::nullopt);
+    return problem::load_kernelbench_run(
+        options.samples, catalog, options.level > 0 ? std::optional<int>(options.level) : std::nullopt);
   }
   return problem::load_samples_jsonl(options.samples, catalog);
 }

@@ -32,7 +32,8 @@ bool is_file(const fs::path& path) {
 ProblemCatalog ProblemCatalog::from_folder(const fs::path& folder) {
   std::error_code error;
   if (!fs::is_directory(folder, error)) {
-    throw std::runtime_error(fmt::format("problem folder {} does not exist or is not a folder", folder.string()));
+    throw std::runtime_error(
+        fmt::format("problem folder {} does not exist or is not a folder", folder.string()));
   }
   ProblemCatalog catalog;
   catalog.folder_ = folder;
@@ -81,7 +82,8 @@ const CatalogEntry* ProblemCatalog::find(const std::string& reference) const {
       return &entry;
     }
   }
-  if (const auto number = leading_number(reference + "_"); number && reference.find('_') == std::string::npos) {
+  if (const auto number = leading_number(reference + "_");
+      number && reference.find('_') == std::string::npos) {
     for (const auto& entry : entries_) {
       if (entry.number == number) {
         return &entry;

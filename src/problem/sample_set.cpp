@@ -20,8 +20,9 @@ void read_line_object(const nlohmann::json& line, const fs::path& base, const Pr
     sample.error = "expected a JSON object per line";
     return;
   }
-  const auto& problem = line.contains("problem") ? line["problem"] : line.value("problem_id", nlohmann::json());
-  const std::string reference = problem.is_string()            ? problem.get<std::string>()
+  const auto& problem =
+      line.contains("problem") ? line["problem"] : line.value("problem_id", nlohmann::json());
+  const std::string reference = problem.is_string()           ? problem.get<std::string>()
                                 : problem.is_number_integer() ? std::to_string(problem.get<long>())
                                                               : "";
   for (const auto& [key, value] : line.items()) {
@@ -110,8 +111,8 @@ std::vector<Sample> load_kernelbench_run(const fs::path& folder, const ProblemCa
     }
   }
   if (error) {
-    throw std::runtime_error(fmt::format("cannot list the KernelBench run folder {}: {}", folder.string(),
-                                         error.message()));
+    throw std::runtime_error(
+        fmt::format("cannot list the KernelBench run folder {}: {}", folder.string(), error.message()));
   }
   std::sort(files.begin(), files.end());
   std::vector<Sample> samples;

@@ -18,7 +18,7 @@ struct Sample {
   std::string problem;    // the catalog name
   std::filesystem::path problem_path;
   std::optional<std::filesystem::path> candidate_path;
-  std::optional<std::string> candidate_text;  // a raw LLM completion or code
+  std::optional<std::string> candidate_text;       // a raw LLM completion or code
   nlohmann::json tags = nlohmann::json::object();  // sample_id and any extra fields of the line
   std::optional<std::string> error;                // why this line cannot be evaluated
 };

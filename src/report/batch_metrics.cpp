@@ -136,8 +136,8 @@ nlohmann::json BatchMetrics::to_json() const {
 }
 
 std::string BatchMetrics::render() const {
-  std::string out = fmt::format("{} sample(s) over {} problem(s); {} evaluation error(s)\n", samples, problems,
-                                errors);
+  std::string out =
+      fmt::format("{} sample(s) over {} problem(s); {} evaluation error(s)\n", samples, problems, errors);
   out += fmt::format("  compile rate      {}\n  correctness rate  {}\n", percent(compile_rate),
                      percent(correct_rate));
   for (const double p : fast_p_thresholds()) {

@@ -12,7 +12,7 @@ namespace kforge::report {
 // What the metrics need from one result line.
 struct SampleResult {
   std::string problem;
-  std::string outcome;  // accepted | rejected | error
+  std::string outcome;    // accepted | rejected | error
   bool compiled = false;  // passed extract, static and compile
   bool correct = false;   // accepted (correct, honest, and not caught cheating while timed)
   std::optional<double> speedup;

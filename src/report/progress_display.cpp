@@ -22,12 +22,11 @@ ProgressDisplay::ProgressDisplay(std::ostream& out, std::size_t total, bool term
     : out_(out), total_(total), terminal_(terminal) {}
 
 std::string ProgressDisplay::line() const {
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::size_t evaluated = done_ - stored_;
   const double rate = elapsed > 0.0 ? static_cast<double>(evaluated) / elapsed * 60.0 : 0.0;
-  const double eta = evaluated > 0 ? elapsed / static_cast<double>(evaluated) * static_cast<double>(total_ - done_)
-                                   : 0.0;
+  const double eta =
+      evaluated > 0 ? elapsed / static_cast<double>(evaluated) * static_cast<double>(total_ - done_) : 0.0;
   const std::size_t filled = total_ == 0 ? kBarWidth : kBarWidth * done_ / total_;
   return fmt::format("[{}{}] {}/{} · accepted {} · rejected {} · error {} · stored {} · {:.1f}/min · ETA {}",
                      std::string(filled, '#'), std::string(kBarWidth - filled, '.'), done_, total_, accepted_,

@@ -28,8 +28,9 @@ std::string status_label(const std::string& status, const Palette& palette) {
 }
 
 std::string text_of(const nlohmann::json& object, const char* key) {
-  return object.is_object() && object.contains(key) && object[key].is_string() ? object[key].get<std::string>()
-                                                                                 : "";
+  return object.is_object() && object.contains(key) && object[key].is_string()
+             ? object[key].get<std::string>()
+             : "";
 }
 
 std::string indent(const std::string& text, const std::string& prefix) {
@@ -89,8 +90,9 @@ std::string stage_evidence(const nlohmann::json& stage) {
 
 std::string render_terminal(const nlohmann::json& verdict, bool color) {
   const Palette palette{color};
-  std::string out = fmt::format("problem   {}\ncandidate {}\n", text_of(verdict.value("problem", nlohmann::json()), "path"),
-                                text_of(verdict.value("candidate", nlohmann::json()), "path"));
+  std::string out =
+      fmt::format("problem   {}\ncandidate {}\n", text_of(verdict.value("problem", nlohmann::json()), "path"),
+                  text_of(verdict.value("candidate", nlohmann::json()), "path"));
   out += device_line(verdict.value("device", nlohmann::json()));
   for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
     const auto status = text_of(stage, "status");

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "runner/environment_variable.hpp"
 #include "store/content_hash.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for posix_spawn
@@ -91,18 +92,12 @@ std::string engine_identity(const PythonEnvironment& python) {
   return store::sha256_of_files(files).substr(0, 16);
 }
 
-bool cuda_hidden() {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  return visible != nullptr && (*visible == '\0' || std::string(visible) == "-1");
-}
-
 std::string gpu_for(const std::string& device_request) {
   if (device_request == "cpu") {
     return "cpu";
   }
   const auto models = installed_gpu_models();
-  if (models.empty() || cuda_hidden()) {
+  if (models.empty() || cuda_hidden_by_environment()) {
     return device_request == "auto" ? "cpu" : "no GPU";
   }
   const std::set<std::string> distinct(models.begin(), models.end());

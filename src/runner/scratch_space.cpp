@@ -10,13 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "runner/environment_variable.hpp"
+
 namespace kforge::runner {
 namespace {
 
 std::filesystem::path temp_root() {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once at start-up
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? std::filesystem::path(tmp) : std::filesystem::path("/tmp");
+  const auto tmp = environment_variable("TMPDIR");
+  return !tmp.empty() ? std::filesystem::path(tmp) : std::filesystem::path("/tmp");
 }
 
 // mkdtemp: a new folder only this user can enter, with a random suffix.
@@ -25,8 +26,8 @@ std::filesystem::path make_private_directory(const std::filesystem::path& patter
   std::vector<char> buffer(text.begin(), text.end());
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot create a temporary folder {}: {} (set TMPDIR)", text,
-                                         std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot create a temporary folder {}: {} (set TMPDIR)", text, std::strerror(errno)));
   }
   return {buffer.data()};
 }

@@ -61,7 +61,8 @@ class BatchRun {
 
   void add(EvalJob job) {
     const auto key = verify::ProblemSession::key_of(job.settings);
-    auto found = std::find_if(queues_.begin(), queues_.end(), [&](const auto& queue) { return queue->key == key; });
+    auto found =
+        std::find_if(queues_.begin(), queues_.end(), [&](const auto& queue) { return queue->key == key; });
     if (found == queues_.end()) {
       queues_.push_back(std::make_unique<ProblemQueue>());
       queues_.back()->key = key;
@@ -118,7 +119,7 @@ class BatchRun {
   }
 
   std::shared_ptr<verify::ProblemSession> session_for(SessionSlot& slot, const EvalJob& job,
-                                                       const std::string& device) {
+                                                      const std::string& device) {
     const std::lock_guard lock(slot.mutex);
     if (!slot.session) {
       slot.session = std::make_shared<verify::ProblemSession>(job.settings);
@@ -158,8 +159,8 @@ class BatchRun {
     return outcome;
   }
 
-  void store_baseline(SessionSlot& slot, verify::ProblemSession& session, const verify::EvalSettings& settings,
-                      const std::string& device) {
+  void store_baseline(SessionSlot& slot, verify::ProblemSession& session,
+                      const verify::EvalSettings& settings, const std::string& device) {
     const auto version = session.baseline_version();
     const auto baseline = session.baseline();
     if (!baseline || version == slot.stored_baseline_version) {
@@ -264,7 +265,8 @@ std::vector<EvalOutcome> EvalScheduler::run(std::vector<EvalJob> jobs) {
     }
     if (identity && options_.reuse_stored) {
       if (auto stored = options_.store->find_verdict(*identity)) {
-        batch.deliver({job.index, job.problem, job.tags, std::move(*stored), options_.devices.front(), true, 0, 0.0});
+        batch.deliver(
+            {job.index, job.problem, job.tags, std::move(*stored), options_.devices.front(), true, 0, 0.0});
         continue;
       }
     }

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "runner/environment_variable.hpp"
 #include "store/content_hash.hpp"
 
 namespace kforge::schedule {
@@ -18,12 +19,6 @@ std::string file_text(const std::filesystem::path& path) {
   std::ostringstream text;
   text << stream.rdbuf();
   return text.str();
-}
-
-std::string env_value(const char* name) {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
 }
 
 nlohmann::json optional_number(const std::optional<double>& value) {
@@ -49,9 +44,9 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
                              {"time_budget_s", settings.timing.time_budget_s},
                              {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
                              {"baseline", settings.baseline},
-                             {"sandbox", env_value("KFORGE_SANDBOX")},
-                             {"sandbox_disable", env_value("KFORGE_SANDBOX_DISABLE")},
-                             {"memory_gib", env_value("KFORGE_CANDIDATE_MEMORY_GIB")}};
+                             {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
+                             {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
+                             {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")}};
   return {store::sha256_hex(file_text(settings.problem_path)), store::sha256_hex(candidate), facts.gpu,
           facts.versions, std::move(relevant)};
 }

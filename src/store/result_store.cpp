@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "runner/environment_variable.hpp"
 #include "store/content_hash.hpp"
 
 namespace kforge::store {
@@ -43,45 +44,41 @@ CREATE TABLE IF NOT EXISTS baselines (
 )sql";
 
 std::string now_utc() {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
-}
-
-std::string env_or_empty(const char* name) {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::string(value) : std::string();
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
 }
 
 }  // namespace
 
 std::string EvaluationIdentity::key() const {
-  return sha256_hex(nlohmann::json{{"schema", kSchemaVersion},
-                                   {"problem", problem_hash},
-                                   {"candidate", candidate_hash},
-                                   {"gpu", gpu},
-                                   {"versions", versions},
-                                   {"settings", settings}}
-                        .dump());
+  return sha256_hex(nlohmann::json{
+      {"schema", kSchemaVersion},
+      {"problem", problem_hash},
+      {"candidate", candidate_hash},
+      {"gpu", gpu},
+      {"versions", versions},
+      {"settings",
+       settings}}.dump());
 }
 
 std::string BaselineIdentity::key() const {
-  return sha256_hex(nlohmann::json{{"schema", kSchemaVersion},
-                                   {"problem", problem_hash},
-                                   {"gpu", gpu},
-                                   {"versions", versions},
-                                   {"settings", settings},
-                                   {"kind", kind}}
-                        .dump());
+  return sha256_hex(nlohmann::json{
+      {"schema", kSchemaVersion},
+      {"problem", problem_hash},
+      {"gpu", gpu},
+      {"versions", versions},
+      {"settings", settings},
+      {"kind", kind}}.dump());
 }
 
 fs::path ResultStore::default_path() {
-  if (const auto explicit_path = env_or_empty("KFORGE_STORE"); !explicit_path.empty()) {
+  if (const auto explicit_path = runner::environment_variable("KFORGE_STORE"); !explicit_path.empty()) {
     return explicit_path;
   }
-  if (const auto cache = env_or_empty("XDG_CACHE_HOME"); !cache.empty()) {
+  if (const auto cache = runner::environment_variable("XDG_CACHE_HOME"); !cache.empty()) {
     return fs::path(cache) / "kforge" / "results.sqlite";
   }
-  if (const auto home = env_or_empty("HOME"); !home.empty()) {
+  if (const auto home = runner::environment_variable("HOME"); !home.empty()) {
     return fs::path(home) / ".cache" / "kforge" / "results.sqlite";
   }
   return fs::temp_directory_path() / "kforge" / "results.sqlite";
@@ -110,8 +107,8 @@ ResultStore::ResultStore(const fs::path& path)
   if (version.executeStep()) {
     const int found = std::stoi(version.getColumn(0).getString());
     if (found != kSchemaVersion) {
-      throw std::runtime_error(fmt::format("the file has schema version {}, this kforge writes {}", found,
-                                           kSchemaVersion));
+      throw std::runtime_error(
+          fmt::format("the file has schema version {}, this kforge writes {}", found, kSchemaVersion));
     }
   } else {
     SQLite::Statement insert(database_, "INSERT INTO meta (name, value) VALUES ('schema', ?)");
@@ -138,9 +135,10 @@ std::optional<nlohmann::json> ResultStore::find_verdict(const EvaluationIdentity
 
 void ResultStore::put_verdict(const EvaluationIdentity& identity, const nlohmann::json& verdict) {
   const std::lock_guard lock(mutex_);
-  SQLite::Statement insert(database_,
-                           "INSERT OR REPLACE INTO verdicts (key, problem_hash, candidate_hash, gpu, versions, "
-                           "settings, outcome, verdict, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement insert(
+      database_,
+      "INSERT OR REPLACE INTO verdicts (key, problem_hash, candidate_hash, gpu, versions, "
+      "settings, outcome, verdict, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, identity.key());
   insert.bind(2, identity.problem_hash);
   insert.bind(3, identity.candidate_hash);
@@ -169,9 +167,10 @@ std::optional<nlohmann::json> ResultStore::find_baseline(const BaselineIdentity&
 
 void ResultStore::put_baseline(const BaselineIdentity& identity, const nlohmann::json& baseline) {
   const std::lock_guard lock(mutex_);
-  SQLite::Statement insert(database_,
-                           "INSERT OR REPLACE INTO baselines (key, problem_hash, gpu, versions, settings, kind, "
-                           "baseline, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  SQLite::Statement insert(
+      database_,
+      "INSERT OR REPLACE INTO baselines (key, problem_hash, gpu, versions, settings, kind, "
+      "baseline, stored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, identity.key());
   insert.bind(2, identity.problem_hash);
   insert.bind(3, identity.gpu);

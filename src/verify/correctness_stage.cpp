@@ -78,8 +78,7 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
   const auto start = Clock::now();
   const auto seed = context.settings.seed + 1 + static_cast<std::uint64_t>(trial);
   auto& stage = context.verdict.stage(StageName::correctness);
-  const auto inputs =
-      context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", seed}});
+  const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", seed}});
   if (!inputs.ok) {
     context.fail_evaluation("problem",
                             fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
@@ -89,8 +88,7 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
     context.evidence.problem_float_dtypes =
         inputs.body.value("input_dtypes", nlohmann::json::array()).get<std::vector<std::string>>();
   }
-  const auto run =
-      context.candidate_call({{"op", "run"}, {"inputs", inputs.body["inputs"]}});
+  const auto run = context.candidate_call({{"op", "run"}, {"inputs", inputs.body["inputs"]}});
   if (!run.ok) {
     if (run.kind == "compile_error") {
       context.fail_stage(StageName::compile, "Triton compilation failed at the first forward: " + run.message,

@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <exception>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "rules/static_analysis.hpp"
@@ -206,8 +206,16 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   std::ofstream(code_path, std::ios::binary) << code;
 
   const EvaluationInSession evaluation(session, settings);
-  EvalContext context{settings, verdict, &session, nullptr, code_path.string(),
-                      scratch.transfer_directory().string(), evaluation.id(), gate, false, session.on_gpu(),
+  EvalContext context{settings,
+                      verdict,
+                      &session,
+                      nullptr,
+                      code_path.string(),
+                      scratch.transfer_directory().string(),
+                      evaluation.id(),
+                      gate,
+                      false,
+                      session.on_gpu(),
                       {}};
   context.evidence.on_gpu = context.on_gpu;
   const auto init = context.judge_call({{"op", "export_init"}});
@@ -271,7 +279,8 @@ Verdict evaluate(const EvalSettings& settings) {
 }
 
 Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate) {
-  return evaluate_until_session(settings, [&]() -> ProblemSession& { return session; }, gate);
+  return evaluate_until_session(
+      settings, [&]() -> ProblemSession& { return session; }, gate);
 }
 
 }  // namespace kforge::verify

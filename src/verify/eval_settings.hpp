@@ -16,7 +16,7 @@ struct EvalSettings {
   std::filesystem::path problem_path;
   std::filesystem::path candidate_path;
   std::optional<std::string> candidate_text;  // inline candidate (e.g. an LLM completion); else the file
-  std::string device = "auto";  // auto | cpu | cuda:N
+  std::string device = "auto";                // auto | cpu | cuda:N
   int trials = 5;
   std::uint64_t seed = 42;
   std::optional<double> atol;

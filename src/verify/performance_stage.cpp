@@ -115,7 +115,8 @@ class AlternatingTimer {
 
 // Rounds of the reference alone until its noise target or a limit: the baseline every candidate of
 // this problem is compared with. Both sides of the state hold the same samples.
-std::optional<Baseline> measure_baseline(EvalContext& context, AlternatingTimer& timer, std::size_t per_round) {
+std::optional<Baseline> measure_baseline(EvalContext& context, AlternatingTimer& timer,
+                                         std::size_t per_round) {
   const measure::TimingPolicy policy(context.settings.timing);
   measure::MeasurementState state;
   std::optional<measure::StopDecision> decision;
@@ -214,8 +215,9 @@ void record_result(StageResult& stage, Verdict& verdict, const measure::Measurem
   verdict.speedup = speedup.speedup;
   stage.summary = fmt::format(
       "speedup {:.2f}x (95% CI {:.2f}-{:.2f}) vs {}; candidate {:.4g} ms, reference {:.4g} ms; {}",
-      speedup.speedup, speedup.ci_low, speedup.ci_high, baseline.kind == "compile" ? "torch.compile" : "eager",
-      candidate.median, reference.median, decision.message);
+      speedup.speedup, speedup.ci_low, speedup.ci_high,
+      baseline.kind == "compile" ? "torch.compile" : "eager", candidate.median, reference.median,
+      decision.message);
 }
 
 // The timed calls must have been honest: cross-checks on the timing, then the judge checks the

@@ -35,13 +35,11 @@ ProblemSession::~ProblemSession() {
 std::string ProblemSession::key_of(const EvalSettings& settings) {
   std::error_code error;
   const auto path = fs::weakly_canonical(fs::absolute(settings.problem_path), error);
-  return nlohmann::json{{"problem", path.string()},
-                        {"device", settings.device},
-                        {"small", settings.small},
-                        {"sizes", settings.sizes},
-                        {"seed", settings.seed},
-                        {"python", settings.python ? settings.python->string() : ""},
-                        {"baseline", settings.baseline}}
+  return nlohmann::json{
+      {"problem", path.string()},     {"device", settings.device},
+      {"small", settings.small},      {"sizes", settings.sizes},
+      {"seed", settings.seed},        {"python", settings.python ? settings.python->string() : ""},
+      {"baseline", settings.baseline}}
       .dump();
 }
 
@@ -69,9 +67,10 @@ void ProblemSession::start(const EvalSettings& settings) {
   if (load.process_lost) {  // the worker died before answering: usually a Python without torch
     load_error_ = EvaluationError{
         "environment",
-        fmt::format("the judge worker ({}) ended before answering: {}. Check that this Python can import torch "
-                    "(or pass --python / set KFORGE_PYTHON). Its log:\n{}",
-                    python_->interpreter.string(), load.message, trim_log(judge_->log_tail(), ""))};
+        fmt::format(
+            "the judge worker ({}) ended before answering: {}. Check that this Python can import torch "
+            "(or pass --python / set KFORGE_PYTHON). Its log:\n{}",
+            python_->interpreter.string(), load.message, trim_log(judge_->log_tail(), ""))};
     return;
   }
   const std::string kind = load.kind == "environment" || load.kind == "usage" ? load.kind : "problem";

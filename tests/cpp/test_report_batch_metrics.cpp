@@ -20,8 +20,8 @@ TEST(PassAtK, MatchesTheUnbiasedEstimator) {
 }
 
 TEST(BatchMetrics, FastPCountsCorrectAndFasterOverAllSamples) {
-  const auto metrics = compute_metrics({result("a", true, 2.5), result("a", true, 0.9), result("b", false, {}),
-                                        result("b", false, {}, false)});
+  const auto metrics = compute_metrics({result("a", true, 2.5), result("a", true, 0.9),
+                                        result("b", false, {}), result("b", false, {}, false)});
   EXPECT_DOUBLE_EQ(metrics.compile_rate, 0.75);
   EXPECT_DOUBLE_EQ(metrics.correct_rate, 0.5);
   EXPECT_DOUBLE_EQ(*metrics.fast_p.at("fast_0"), 0.5);
@@ -41,9 +41,8 @@ TEST(BatchMetrics, WithoutTimingsFastPAboveZeroIsUnknownNotZero) {
 }
 
 TEST(BatchMetrics, ReadsAVerdictDocument) {
-  const nlohmann::json verdict = {{"outcome", "accepted"},
-                                  {"speedup", 1.7},
-                                  {"stages", {{{"name", "compile"}, {"status", "passed"}}}}};
+  const nlohmann::json verdict = {
+      {"outcome", "accepted"}, {"speedup", 1.7}, {"stages", {{{"name", "compile"}, {"status", "passed"}}}}};
   const auto sample = sample_result("p", verdict);
   EXPECT_TRUE(sample.compiled);
   EXPECT_TRUE(sample.correct);

@@ -21,8 +21,11 @@ class ResultStoreTest : public ::testing::Test {
   fs::path file() const { return folder_ / "nested" / "results.sqlite"; }
 
   static EvaluationIdentity identity(const std::string& candidate) {
-    return {sha256_hex("problem"), sha256_hex(candidate), "NVIDIA H100 80GB HBM3",
-            {{"torch", "2.11.0"}, {"triton", "3.6.0"}}, {{"trials", 5}}};
+    return {sha256_hex("problem"),
+            sha256_hex(candidate),
+            "NVIDIA H100 80GB HBM3",
+            {{"torch", "2.11.0"}, {"triton", "3.6.0"}},
+            {{"trials", 5}}};
   }
 
   fs::path folder_;
@@ -67,7 +70,8 @@ TEST_F(ResultStoreTest, EveryPartOfTheIdentityChangesTheKey) {
 
 TEST_F(ResultStoreTest, BaselinesRoundTrip) {
   auto store = ResultStore::open(file());
-  const BaselineIdentity eager{sha256_hex("problem"), "gpu", {{"torch", "2.11"}}, {{"small", false}}, "eager"};
+  const BaselineIdentity eager{
+      sha256_hex("problem"), "gpu", {{"torch", "2.11"}}, {{"small", false}}, "eager"};
   auto compiled = eager;
   compiled.kind = "compile";
   store->put_baseline(eager, {{"kind", "eager"}, {"samples_ms", {0.2, 0.21}}, {"median_ms", 0.205}});
