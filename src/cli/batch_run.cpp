@@ -71,6 +71,9 @@ void add_batch_options(CLI::App& command, BatchOptions& options) {
                      "result store (SQLite); default $KFORGE_STORE or ~/.cache/kforge/results.sqlite");
   command.add_flag("--no-store", options.no_store, "neither read nor write the result store");
   command.add_flag("--fresh", options.fresh, "evaluate again even when the store holds a verdict");
+  command.add_flag(
+      "--no-zygote", options.no_zygote,
+      "start each candidate as a new Python process instead of forking it from the device's zygote");
 }
 
 std::vector<std::string> batch_devices(const BatchOptions& options, const std::string& device) {
@@ -99,6 +102,7 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
   scheduler.devices = batch_devices(options, base.device);
   scheduler.jobs_per_device = options.jobs > 0 ? options.jobs : default_jobs(scheduler.devices.size());
   scheduler.reuse_stored = !options.fresh;
+  scheduler.use_zygote = !options.no_zygote;
   std::unique_ptr<store::ResultStore> store;
   if (!options.no_store) {
     store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()

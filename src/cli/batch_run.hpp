@@ -16,11 +16,12 @@ struct BatchOptions {
   std::string results = "results.jsonl";
   std::string store;  // empty: the default store path
   bool no_store = false;
-  bool fresh = false;  // evaluate again even when the store has a verdict
-  bool json = false;   // print the metrics as JSON
+  bool fresh = false;      // evaluate again even when the store has a verdict
+  bool no_zygote = false;  // start every candidate fresh instead of forking it from a zygote
+  bool json = false;       // print the metrics as JSON
 };
 
-// Adds --gpus, -j, --results, --store, --no-store, --fresh to a subcommand.
+// Adds --gpus, -j, --results, --store, --no-store, --fresh, --no-zygote to a subcommand.
 void add_batch_options(CLI::App& command, BatchOptions& options);
 
 // The devices a batch spreads over: --gpus, else the --device setting (auto: GPU 0 if the driver

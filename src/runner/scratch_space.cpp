@@ -35,13 +35,19 @@ std::filesystem::path make_private_directory(const std::filesystem::path& patter
 }  // namespace
 
 ScratchSpace ScratchSpace::create() {
-  std::filesystem::path directory = make_private_directory(temp_root() / "kforge-XXXXXX");
   std::error_code error;
   const std::filesystem::path shm("/dev/shm");
+  return create_under(temp_root(), std::filesystem::is_directory(shm, error) ? shm : std::filesystem::path());
+}
+
+ScratchSpace ScratchSpace::create_under(const std::filesystem::path& parent,
+                                        const std::filesystem::path& transfer_parent) {
+  std::filesystem::path directory = make_private_directory(parent / "kforge-XXXXXX");
+  std::error_code error;
   std::filesystem::path transfer;
   try {
-    transfer = std::filesystem::is_directory(shm, error)
-                   ? make_private_directory(shm / fmt::format("kforge-{}-XXXXXX", getpid()))
+    transfer = !transfer_parent.empty()
+                   ? make_private_directory(transfer_parent / fmt::format("kforge-{}-XXXXXX", getpid()))
                    : directory / "transfer";
     std::filesystem::create_directories(transfer);
   } catch (...) {

@@ -10,6 +10,9 @@ namespace kforge::runner {
 class ScratchSpace {
  public:
   static ScratchSpace create();
+  // The same two folders inside given parents (a candidate zygote's, whose sandbox opens only those).
+  static ScratchSpace create_under(const std::filesystem::path& parent,
+                                   const std::filesystem::path& transfer_parent);
 
   ScratchSpace(const ScratchSpace&) = delete;
   ScratchSpace& operator=(const ScratchSpace&) = delete;

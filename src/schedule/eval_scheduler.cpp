@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runner/candidate_zygote.hpp"
 #include "runner/environment_probe.hpp"
 #include "runner/gpu_gate.hpp"
 #include "schedule/evaluation_identity.hpp"
@@ -47,10 +48,12 @@ struct Assignment {
 // Everything the worker threads of one run share.
 class BatchRun {
  public:
-  BatchRun(const SchedulerOptions& options, std::map<std::string, runner::EnvironmentFacts> facts)
-      : options_(options), facts_(std::move(facts)) {
+  BatchRun(const SchedulerOptions& options, std::map<std::string, runner::EnvironmentFacts> facts,
+           runner::PythonEnvironment python)
+      : options_(options), facts_(std::move(facts)), python_(std::move(python)) {
     for (const auto& device : options_.devices) {
       gates_[device] = std::make_unique<runner::GpuGate>();
+      zygotes_[device] = std::make_unique<ZygoteSlot>();
       active_[device] = 0;
     }
   }
@@ -146,7 +149,8 @@ class BatchRun {
     outcome.attempts = job.tags.value("_attempt", 0) + 1;
     const auto session = session_for(*assignment.slot, job, device);
     auto* gate = device == "cpu" ? nullptr : gates_.at(device).get();
-    const auto verdict = verify::evaluate_in_session(job.settings, *session, gate);
+    const auto zygote = zygote_for(device, job.settings);
+    const auto verdict = verify::evaluate_in_session(job.settings, *session, gate, zygote.get());
     outcome.verdict = verify::to_json(verdict);
     if (session->lost() && !session->load_error()) {
       const std::lock_guard lock(assignment.slot->mutex);
@@ -225,8 +229,42 @@ class BatchRun {
     results_.push_back(std::move(outcome));
   }
 
+  // This device's zygote, started on first use and replaced when lost; null when it cannot start (then
+  // candidates start fresh). Shared: a thread keeps the one it forked from alive while it replaces it.
+  std::shared_ptr<runner::CandidateZygote> zygote_for(const std::string& device,
+                                                      const verify::EvalSettings& settings) {
+    if (!options_.use_zygote) {
+      return nullptr;
+    }
+    auto& slot = *zygotes_.at(device);
+    const std::lock_guard lock(slot.mutex);
+    if (slot.zygote && !slot.zygote->lost()) {
+      return slot.zygote;
+    }
+    if (slot.starts >= kZygoteStarts) {
+      return nullptr;
+    }
+    ++slot.starts;
+    try {
+      slot.zygote = runner::CandidateZygote::start(python_, device == "cpu", settings.timeout_s);
+    } catch (const std::exception&) {
+      slot.zygote.reset();  // fresh starts from now on; a real sandbox problem shows in their verdicts
+      slot.starts = kZygoteStarts;
+    }
+    return slot.zygote;
+  }
+
+  struct ZygoteSlot {
+    std::mutex mutex;
+    std::shared_ptr<runner::CandidateZygote> zygote;
+    int starts = 0;
+  };
+  static constexpr int kZygoteStarts = 3;  // a zygote that keeps dying is given up on
+
   const SchedulerOptions& options_;
   std::map<std::string, runner::EnvironmentFacts> facts_;
+  runner::PythonEnvironment python_;
+  std::map<std::string, std::unique_ptr<ZygoteSlot>> zygotes_;
   std::map<std::string, std::unique_ptr<runner::GpuGate>> gates_;
   std::map<std::string, std::size_t> active_;
   std::vector<std::unique_ptr<ProblemQueue>> queues_;
@@ -254,7 +292,7 @@ std::vector<EvalOutcome> EvalScheduler::run(std::vector<EvalJob> jobs) {
                                               : runner::EnvironmentFacts{device, {}};
   }
   const auto& first_facts = facts.at(options_.devices.front());
-  BatchRun batch(options_, facts);
+  BatchRun batch(options_, facts, python);
   for (auto& job : jobs) {
     std::optional<store::EvaluationIdentity> identity;
     if (options_.store != nullptr) {

@@ -16,6 +16,7 @@ struct SchedulerOptions {
   std::size_t sessions_per_device = 8;      // problems whose judge is alive at once per device
   store::ResultStore* store = nullptr;      // null: no result store
   bool reuse_stored = true;                 // false: evaluate again (results are still stored)
+  bool use_zygote = true;                   // fork candidates from a zygote per device (false: fresh starts)
   // Called once per job as it finishes (from a worker thread, serialised).
   std::function<void(const EvalOutcome&)> on_result;
 };

@@ -191,8 +191,30 @@ class EvaluationInSession {
   double timeout_;
 };
 
+// A scratch space in the zygote's folders when there is a zygote (its sandbox opens only those).
+runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote) {
+  return zygote != nullptr ? zygote->new_scratch() : runner::ScratchSpace::create();
+}
+
+// Forked by the zygote when there is one; started fresh without one or once the zygote is lost.
+runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const ProblemSession& session,
+                                      const runner::ScratchSpace& scratch,
+                                      const runner::CandidateSandboxContext& context, bool on_gpu) {
+  if (zygote != nullptr && !zygote->lost()) {
+    try {
+      return zygote->fork_candidate(scratch, context);
+    } catch (const std::runtime_error&) {
+      if (!zygote->lost()) {
+        throw;  // a sandbox layer failed: a fresh start would fail the same way
+      }
+    }
+  }
+  return runner::WorkerProcess::start(
+      runner::make_candidate_launch(session.python(), scratch.directory(), !on_gpu, context));
+}
+
 void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
-                       ProblemSession& session, runner::GpuGate* gate) {
+                       ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote) {
   if (session.load_error()) {
     verdict.outcome = Outcome::error;
     verdict.error = *session.load_error();
@@ -200,7 +222,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   }
   verdict.device = session.device();
   verdict.problem["sizes"] = session.load_reply()["sizes"];
-  const auto scratch = runner::ScratchSpace::create();
+  const auto scratch = new_scratch(zygote);
   const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
   fs::create_directories(code_path.parent_path());
   std::ofstream(code_path, std::ios::binary) << code;
@@ -223,9 +245,10 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
     context.fail_evaluation("problem", "the judge could not share the init inputs: " + init.message);
     return;
   }
-  auto candidate = runner::WorkerProcess::start(runner::make_candidate_launch(
-      session.python(), scratch.directory(), !context.on_gpu,
-      {{session.judge_pid()}, settings.timeout_s, {settings.problem_path}, scratch.transfer_directory()}));
+  auto candidate = start_candidate(
+      zygote, session, scratch,
+      {{session.judge_pid()}, settings.timeout_s, {settings.problem_path}, scratch.transfer_directory()},
+      context.on_gpu);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
   context.candidate = &candidate;
   if (!run_compile_stage(context, init.body["init_inputs"]) || !run_correctness_stage(context) ||
@@ -249,7 +272,8 @@ Verdict new_verdict(const EvalSettings& settings) {
 // Reads the two files and runs extract and static; the worker stages run only when
 // `with_session` gives a session (it is asked for only when they are reached).
 Verdict evaluate_until_session(const EvalSettings& settings,
-                               const std::function<ProblemSession&()>& with_session, runner::GpuGate* gate) {
+                               const std::function<ProblemSession&()>& with_session, runner::GpuGate* gate,
+                               runner::CandidateZygote* zygote) {
   const auto start = Clock::now();
   Verdict verdict = new_verdict(settings);
   try {
@@ -258,7 +282,7 @@ Verdict evaluate_until_session(const EvalSettings& settings,
     if (candidate_text) {
       const auto code = run_extract_stage(*candidate_text, verdict);
       if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
-        run_worker_stages(settings, verdict, *code, with_session(), gate);
+        run_worker_stages(settings, verdict, *code, with_session(), gate, zygote);
       }
     }
   } catch (const std::exception& exc) {
@@ -275,12 +299,13 @@ Verdict evaluate_until_session(const EvalSettings& settings,
 Verdict evaluate(const EvalSettings& settings) {
   std::optional<ProblemSession> session;
   return evaluate_until_session(
-      settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr);
+      settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr, nullptr);
 }
 
-Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate) {
+Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,
+                            runner::CandidateZygote* zygote) {
   return evaluate_until_session(
-      settings, [&]() -> ProblemSession& { return session; }, gate);
+      settings, [&]() -> ProblemSession& { return session; }, gate, zygote);
 }
 
 }  // namespace kforge::verify

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "runner/candidate_zygote.hpp"
 #include "runner/gpu_gate.hpp"
 #include "verify/eval_settings.hpp"
 #include "verify/problem_session.hpp"
@@ -13,7 +14,9 @@ namespace kforge::verify {
 Verdict evaluate(const EvalSettings& settings);
 
 // The same with a problem session shared with other evaluations (settings must have the session's
-// key); `gate` serialises this GPU's timing against them (null: nothing else uses the GPU).
-Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate);
+// key); `gate` serialises this GPU's timing against them (null: nothing else uses the GPU); `zygote`
+// forks the candidate process (null: the candidate is started fresh).
+Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,
+                            runner::CandidateZygote* zygote);
 
 }  // namespace kforge::verify
