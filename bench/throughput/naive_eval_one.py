@@ -80,17 +80,22 @@ def time_calls(call: Callable[[], object], device: torch.device, warmup: int, ru
     return samples
 
 
-def compare(out: Any, ref: torch.Tensor, atol: float, rtol: float) -> str | None:
-    """Why out does not match ref, or None; KernelBench's check: same shape, then torch.allclose."""
+def compare(out: Any, ref: torch.Tensor, atol: float, rtol: float, worst: dict[str, float]) -> str | None:
+    """Why out does not match ref, or None; KernelBench's check: same shape, then torch.allclose.
+    worst keeps the largest absolute and relative differences seen, also for passing trials."""
     if not isinstance(out, torch.Tensor):
         return f"output is {type(out).__name__}, expected a tensor"
     if out.shape != ref.shape:
         return f"output shape {list(out.shape)}, expected {list(ref.shape)}"
     if out.dtype != ref.dtype:
         return f"output dtype {out.dtype}, expected {ref.dtype}"
+    diff = (out.double() - ref.double()).abs()
+    if diff.numel():
+        relative = diff / ref.double().abs().clamp_min(atol)  # near-zero references judged by atol
+        worst["max_abs_diff"] = max(worst.get("max_abs_diff", 0.0), float(diff.max().item()))
+        worst["max_rel_diff"] = max(worst.get("max_rel_diff", 0.0), float(relative.max().item()))
     if not torch.allclose(out, ref, atol=atol, rtol=rtol):
-        diff = (out.double() - ref.double()).abs()
-        return f"outputs differ: max abs diff {diff.max().item():.3g}"
+        return f"outputs differ: max abs diff {worst.get('max_abs_diff', float('nan')):.3g}"
     return None
 
 
@@ -120,6 +125,8 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     phases["load_s"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    worst: dict[str, float] = {}
+    result["worst"] = worst
     for trial in range(args.trials):
         torch.manual_seed(args.seed + 1 + trial)
         inputs = to_device(list(problem.get_inputs()), device)
@@ -132,7 +139,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             result.update(stage="correctness", error=f"trial {trial}: {short_error(exc)}")
             phases["correctness_s"] = time.perf_counter() - clock
             return result
-        mismatch = compare(out, ref, args.atol, args.rtol)
+        mismatch = compare(out, ref, args.atol, args.rtol, worst)
         if mismatch is not None:
             result.update(stage="correctness", error=f"trial {trial}: {mismatch}")
             phases["correctness_s"] = time.perf_counter() - clock

@@ -146,7 +146,11 @@ def agreement(run: dict[str, Any]) -> dict[str, Any]:
                 detail = line.get("summary", "")
             else:
                 got = "correct" if line.get("correct") else line.get("stage") or "incorrect"
-                detail = line.get("error") or ""
+                worst = line.get("worst") or {}
+                detail = line.get("error") or (
+                    f"passed torch.allclose; worst abs diff {worst.get('max_abs_diff', float('nan')):.3g}, "
+                    f"worst rel diff {worst.get('max_rel_diff', float('nan')):.3g}"
+                )
             accepted = got in ("accepted", "correct")
             disagreements.append(
                 {
@@ -291,7 +295,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     ratio = report.get("kforge_over_naive")
     if ratio is not None:
         verdict = "met" if ratio >= TARGET_RATIO else "NOT met"
-        out.append(f"- kforge (1 GPU) / naive: **{ratio:.2f}x** (target ≥ {TARGET_RATIO:g}x: {verdict})")
+        out.append(f"- kforge (one device) / naive: **{ratio:.2f}x** (target ≥ {TARGET_RATIO:g}x: {verdict})")
     scaling = report.get("scaling")
     if scaling is not None:
         out.append(

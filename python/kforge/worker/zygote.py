@@ -11,6 +11,7 @@ this file only replays the system calls.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import json
@@ -50,8 +51,8 @@ def _restrict_with_landlock(ruleset_fd: int, proc_rights: int) -> int:
     """Adds this process's own /proc/<pid> to the ruleset and restricts itself; 0 or an errno."""
     proc = os.open("/proc/self", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        rule = _PathBeneath(proc_rights, proc)
-        if _libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0):
+        rule = ctypes.byref(_PathBeneath(proc_rights, proc))
+        if _libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0):
             return ctypes.get_errno()
     finally:
         os.close(proc)
@@ -89,10 +90,8 @@ def _become_candidate(request: dict[str, Any], fds: list[int], status_fd: int) -
         keep = {0, 1, 2, 3, 4, status_fd, ruleset}
         for fd in os.listdir("/proc/self/fd"):
             if int(fd) not in keep:
-                try:
+                with contextlib.suppress(OSError):  # the listing's own descriptor, already closed
                     os.close(int(fd))
-                except OSError:
-                    pass  # the listing's own descriptor, already closed
         os.chdir(request["working_directory"])
         os.environ.clear()
         os.environ.update({str(name): str(value) for name, value in request["environment"]})
@@ -164,14 +163,14 @@ def fork_candidate(request: dict[str, Any], fds: list[int], channel: socket.sock
     finally:
         os.close(status_read)
     if "setup_error" in status:
-        return {"ok": False, "pid": status.get("pid", -1), "error": {"kind": "setup", "message": status["setup_error"]}}
+        error = {"kind": "setup", "message": status["setup_error"]}
+        return {"ok": False, "pid": status.get("pid", -1), "error": error}
     return {"ok": True, **status}
 
 
 def _preload() -> None:
     """Everything a candidate imports before it runs its own code, imported once here."""
     import torch  # noqa: F401
-    import triton  # noqa: F401
     import triton.language  # noqa: F401
 
     from kforge.worker import candidate  # noqa: F401
