@@ -104,20 +104,21 @@ SPECS: dict[str, VariantSpec] = {
 
 # Each problem's 16 candidates in file order: kinds interleaved so a prefix holds all three.
 SLOTS: tuple[tuple[str, str], ...] = (
+    # Interleaved so that a prefix of k slots keeps close to the 10/3/3 mix (5 slots: 3/1/1).
     ("correct", "solution"),
     ("wrong", "wrong_scale"),
-    ("crash", "crash_raise"),
     ("correct", "cosmetic_rename"),
+    ("crash", "crash_raise"),
     ("correct", "block_0"),
-    ("wrong", "wrong_bound_off_by_one"),
     ("correct", "launch_0"),
-    ("crash", "crash_bad_view"),
+    ("wrong", "wrong_bound_off_by_one"),
     ("correct", "block_1"),
+    ("crash", "crash_bad_view"),
     ("correct", "block_0+launch_0"),
-    ("wrong", "wrong_grid_short"),
     ("correct", "block_2"),
-    ("crash", "crash_syntax"),
+    ("wrong", "wrong_grid_short"),
     ("correct", "launch_1"),
+    ("crash", "crash_syntax"),
     ("correct", "block_3"),
     ("correct", "block_1+launch_1"),
 )

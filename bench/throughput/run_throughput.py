@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import shutil
 import statistics
@@ -410,6 +411,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             args.jobs = 1  # the CPU smoke runs one evaluation at a time
     # KernelBench's timing on the GPU: 3 warm-up calls, 100 timed ones; the interpreter is slow.
     args.naive_warmup, args.naive_runs = (3, 100) if args.device == "cuda" else (1, 3)
+    # Absolute, without resolving links (a venv's python is a link): kforge runs workers elsewhere.
+    args.python = (
+        os.path.abspath(args.python) if os.sep in args.python else shutil.which(args.python) or args.python
+    )
     args.kforge = args.kforge.resolve()
     args.problems = args.problems.resolve()
     return args

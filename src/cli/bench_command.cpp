@@ -36,6 +36,7 @@ struct BenchOptions {
   int jobs = 0;
   int trials = 5;
   double timeout_s = 120.0;
+  double time_budget_s = 10.0;
 };
 
 // The repository's problems/ next to a corpus in tests/corpus, unless --problems says otherwise.
@@ -110,6 +111,7 @@ int run_suite(const BenchOptions& options, BatchOptions batch) {
   base.trials = options.trials;
   base.small = !options.full_size;
   base.timeout_s = options.timeout_s;
+  base.timing.time_budget_s = options.time_budget_s;
   if (!options.python.empty()) {
     base.python = options.python;
   }
@@ -202,6 +204,9 @@ std::function<int()> add_bench_command(CLI::App& app) {
                     "run only entries of this class or whose file name contains this");
   bench->add_option("--trials", options->trials, "correctness trials per entry")->capture_default_str();
   bench->add_option("--timeout", options->timeout_s, "seconds allowed for each call into a worker")
+      ->capture_default_str();
+  bench->add_option("--time-budget", options->time_budget_s, "suite: seconds of timing at most per solution")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   bench->add_flag("--full-size", options->full_size,
                   "use the problems' full sizes (default: KFORGE_SMALL sizes)");
