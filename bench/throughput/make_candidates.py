@@ -7,7 +7,7 @@ Every candidate is derived from the problem's reference solution.py by a checked
   kernels correct at the GPU sizes and at the KFORGE_SMALL sizes (masks cover every tail);
 - 3 wrong, still Triton: every stored value scaled by 1.01 (1.05 for half-precision outputs, whose
   tolerance is 1e-2), every `x < bound` inside the kernels turned into `x < bound - 1` (off by one),
-  and a launch grid one program short along axis 0 (the last block, row or tile is never written);
+  and a plausible formula slip of the problem's own (WRONG_FORMULAS: operands swapped, bias dropped...);
 - 3 crashing: forward raises, forward views its first input to an illegal shape, a syntax error.
 
 Each JSON line: {"problem", "code", "expected": correct|wrong|crash, "variant", "candidate_index", "id"}.
@@ -116,7 +116,7 @@ SLOTS: tuple[tuple[str, str], ...] = (
     ("crash", "crash_bad_view"),
     ("correct", "block_0+launch_0"),
     ("correct", "block_2"),
-    ("wrong", "wrong_grid_short"),
+    ("wrong", "wrong_formula"),
     ("correct", "launch_1"),
     ("crash", "crash_syntax"),
     ("correct", "block_3"),
@@ -229,35 +229,26 @@ def wrong_bound_off_by_one(source: str) -> str:
     return _replace_spans(source, edits)
 
 
-SHORT_GRID_HELPER = '''
+# A plausible formula slip per problem, each wrong at every size: (text in solution.py, replacement).
+WRONG_FORMULAS: dict[str, tuple[str, str]] = {
+    "01_scaled_add": ("alpha * x + y", "alpha * y + x"),  # operands swapped
+    "02_gelu_tanh": ("tl.exp(-2.0 * u)", "tl.exp(-u)"),  # sigmoid(u) for sigmoid(2u)
+    "03_row_sum": ("tl.sum(acc, axis=0))", "tl.sum(acc, axis=0) / n_cols)"),  # mean for sum
+    "04_softmax": ("y = tl.exp(x - row_max) * inv_sum", "y = tl.exp(x - row_max)"),  # never normalised
+    "05_layernorm": ("(x - mean) * rstd * w + b", "(x - mean) * rstd * w"),  # bias dropped
+    "07_rmsnorm": ("x * rstd * w", "x * rstd"),  # weight dropped
+    "09_silu_channel_affine": ("* scale + shift", "* shift + scale"),  # parameters swapped
+    "13_matmul_fp16": ("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b)"),  # only the last K tile counts
+    "25_swiglu_gate": ("a * tl.sigmoid(a) * b", "b * tl.sigmoid(b) * a"),  # gate on the wrong half
+    "29_mse_loss": ("acc += d * d", "acc += tl.abs(d)"),  # mean absolute error
+}
 
-def _grid_one_short(grid):
-    """The launch grid with one program fewer along axis 0 (at least one)."""
-    return (max(grid[0] - 1, 1), *grid[1:])
-'''
 
-
-def wrong_grid_short(source: str) -> str:
-    """The first kernel launch in forward gets a grid one program short along axis 0."""
-    tree = ast.parse(source)
-    offsets = _line_offsets(source)
-    forward = _model_new_forward(tree)
-    launches = [
-        node
-        for node in ast.walk(forward)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
-    ]
-    if not launches:
-        raise EditError("no kernel[grid](...) launch in forward")
-    first = min(launches, key=lambda node: (node.lineno, node.col_offset))
-    assert isinstance(first.func, ast.Subscript)
-    start, end = _span(offsets, first.func.slice)
-    edited = _replace_spans(source, [(start, end, f"_grid_one_short({source[start:end]})")])
-    # The helper goes just before class ModelNew, after the kernels.
-    marker = "\nclass ModelNew("
-    if edited.count(marker) != 1:
-        raise EditError("class ModelNew not found once")
-    return edited.replace(marker, SHORT_GRID_HELPER + "\n" + marker, 1)
+def wrong_formula(problem: str, source: str) -> str:
+    old, new = WRONG_FORMULAS[problem]
+    if source.count(old) != 1:
+        raise EditError(f"{old!r} occurs {source.count(old)} times, expected once")
+    return source.replace(old, new)
 
 
 def _insert_in_forward(source: str, statement_for_arg: str) -> str:
@@ -300,7 +291,7 @@ def cosmetic_rename(source: str) -> str:
     return "# Candidate: the reference kernels, renamed; no functional change.\n" + source
 
 
-def make_variant(variant: str, solution: str, problem_text: str, spec: VariantSpec) -> str:
+def make_variant(problem: str, variant: str, solution: str, problem_text: str, spec: VariantSpec) -> str:
     if variant == "solution":
         return solution
     if variant == "cosmetic_rename":
@@ -309,8 +300,8 @@ def make_variant(variant: str, solution: str, problem_text: str, spec: VariantSp
         return wrong_scale(solution, problem_text)
     if variant == "wrong_bound_off_by_one":
         return wrong_bound_off_by_one(solution)
-    if variant == "wrong_grid_short":
-        return wrong_grid_short(solution)
+    if variant == "wrong_formula":
+        return wrong_formula(problem, solution)
     if variant == "crash_raise":
         return crash_raise(solution)
     if variant == "crash_bad_view":
@@ -354,7 +345,7 @@ def make_samples(
             raise EditError(f"{problem}: the edits use ast columns, which need an ASCII solution")
         rows = []
         for index, (expected, variant) in enumerate(SLOTS[:candidates_per_problem]):
-            code = make_variant(variant, solution, problem_text, SPECS[problem])
+            code = make_variant(problem, variant, solution, problem_text, SPECS[problem])
             _check_variant(problem, variant, expected, code, solution)
             rows.append(
                 {

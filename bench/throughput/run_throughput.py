@@ -246,7 +246,13 @@ def device_name(args: argparse.Namespace, runs: list[dict[str, Any]]) -> str:
                 name = line.get("verdict", {}).get("device", {}).get("name")
                 if name:
                     return str(name)
-    return "CPU" if args.device == "cpu" else "GPU (unknown)"
+    if args.device == "cpu":
+        return "CPU"
+    try:  # no kforge run in this invocation (--phases naive): ask the driver
+        query = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", args.gpu_list[0]]
+        return subprocess.run(query, capture_output=True, text=True, check=True).stdout.strip() or "GPU"
+    except (OSError, subprocess.CalledProcessError):
+        return "GPU (unknown)"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -292,8 +298,9 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"| {name} | {run['gpus']} | {samples} | {run['wall_s']:.1f} | "
             f"{fmt(run['candidates_per_min'])} | {agree['agree']}/{agree['total']} | {kinds} | {ratio} |"
         )
-    out.append("")
     ratio = report.get("kforge_over_naive")
+    if ratio is not None or report.get("scaling") or report.get("naive_phase_medians"):
+        out.append("")
     if ratio is not None:
         verdict = "met" if ratio >= TARGET_RATIO else "NOT met"
         out.append(f"- kforge (one device) / naive: **{ratio:.2f}x** (target ≥ {TARGET_RATIO:g}x: {verdict})")
@@ -310,13 +317,16 @@ def render_markdown(report: dict[str, Any]) -> str:
     stability = report.get("stability")
     if stability is not None:
         out += ["", f"## Repeated evaluations ({stability['repeat']} fresh kforge runs, --no-store)", ""]
-        out.append("| candidate | speedups | median | spread (max-min)/median |")
-        out.append("|---|---|---|---|")
+        out.append("| candidate | speedups | median | spread (max-min)/median | timing converged |")
+        out.append("|---|---|---|---|---|")
         for row in stability["candidates"]:
             values = ", ".join(fmt(v, "{:.3f}") for v in row["speedups"])
+            flags = [flag for flag in row["converged"] if flag is not None]
+            converged = f"{sum(flags)}/{len(row['converged'])}" if flags else "n/a"
             out.append(
                 f"| {row['id']} | {values} | {fmt(row['median'], '{:.3f}')} | "
-                f"{fmt(row['spread'], '{:.2%}', 'n/a (no timing on the CPU)')} |"
+                f"{fmt(row['spread'], '{:.2%}', 'n/a (no timing on the CPU)')} | "
+                f"{converged} |"
             )
         if stability["max_spread"] is not None:
             verdict = "met" if stability["meets_target"] else "NOT met"

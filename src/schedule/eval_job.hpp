@@ -27,6 +27,7 @@ struct EvalOutcome {
   bool from_store = false;
   int attempts = 0;  // evaluations run (a lost judge or worker is replaced and the job retried once)
   double seconds = 0.0;
+  bool judge_lost = false;  // the problem's judge died during this evaluation (then it is retried)
 };
 
 }  // namespace kforge::schedule

@@ -15,6 +15,7 @@
 #include "runner/candidate_zygote.hpp"
 #include "runner/environment_probe.hpp"
 #include "runner/gpu_gate.hpp"
+#include "runner/gpu_memory_budget.hpp"
 #include "schedule/evaluation_identity.hpp"
 #include "verify/eval_pipeline.hpp"
 #include "verify/problem_session.hpp"
@@ -53,6 +54,7 @@ class BatchRun {
       : options_(options), facts_(std::move(facts)), python_(std::move(python)) {
     for (const auto& device : options_.devices) {
       gates_[device] = std::make_unique<runner::GpuGate>();
+      budgets_[device] = std::make_unique<runner::GpuMemoryBudget>();
       zygotes_[device] = std::make_unique<ZygoteSlot>();
       active_[device] = 0;
     }
@@ -149,10 +151,18 @@ class BatchRun {
     outcome.attempts = job.tags.value("_attempt", 0) + 1;
     const auto session = session_for(*assignment.slot, job, device);
     auto* gate = device == "cpu" ? nullptr : gates_.at(device).get();
+    auto* budget = device == "cpu" ? nullptr : budgets_.at(device).get();
+    const auto& load = session->load_reply();
+    if (budget != nullptr && load.contains("gpu_memory")) {
+      budget->set_capacity_once(
+          static_cast<std::uint64_t>(kUsableMemoryShare * load["gpu_memory"].value("free", 0.0)));
+    }
     const auto zygote = zygote_for(device, job.settings);
+    const runner::GpuMemoryBudget::Reservation reservation(budget, evaluation_memory(load));
     const auto verdict = verify::evaluate_in_session(job.settings, *session, gate, zygote.get());
     outcome.verdict = verify::to_json(verdict);
-    if (session->lost() && !session->load_error()) {
+    outcome.judge_lost = session->lost() && !session->load_error();
+    if (outcome.judge_lost) {
       const std::lock_guard lock(assignment.slot->mutex);
       if (assignment.slot->session == session) {
         assignment.slot->session.reset();  // the next job of this problem starts a new judge
@@ -177,9 +187,22 @@ class BatchRun {
     }
   }
 
+  // What one evaluation may use on the GPU: the candidate's CUDA context and workspace, its own copy of
+  // inputs and outputs, the judge's cached references for it. Four times the inputs covers the usual
+  // outputs-no-larger-than-inputs problem.
+  static std::uint64_t evaluation_memory(const nlohmann::json& load) {
+    constexpr std::uint64_t kContextBytes = std::uint64_t{1} << 30;
+    constexpr std::uint64_t kInputCopies = 4;
+    return kContextBytes + kInputCopies * load.value("input_bytes", std::uint64_t{0});
+  }
+  static constexpr double kUsableMemoryShare = 0.8;  // of the free memory the first judge saw
+
   static bool worth_retrying(const EvalOutcome& outcome) {
     if (outcome.verdict.value("outcome", "") != "error" || outcome.attempts >= kMaxAttempts) {
       return false;
+    }
+    if (outcome.judge_lost) {
+      return true;  // the judge died under this evaluation: a new judge gets one more try
     }
     const auto kind = outcome.verdict.contains("error") ? outcome.verdict["error"].value("kind", "") : "";
     return kind != "usage" && kind != "problem";
@@ -266,6 +289,7 @@ class BatchRun {
   runner::PythonEnvironment python_;
   std::map<std::string, std::unique_ptr<ZygoteSlot>> zygotes_;
   std::map<std::string, std::unique_ptr<runner::GpuGate>> gates_;
+  std::map<std::string, std::unique_ptr<runner::GpuMemoryBudget>> budgets_;
   std::map<std::string, std::size_t> active_;
   std::vector<std::unique_ptr<ProblemQueue>> queues_;
   std::size_t cursor_ = 0;

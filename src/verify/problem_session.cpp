@@ -85,7 +85,11 @@ pid_t ProblemSession::judge_pid() const {
 CallResult ProblemSession::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
   const std::lock_guard lock(mutex_);
   if (lost_ || !judge_) {
-    return {false, {}, "judge_lost", "the judge of this problem is gone (it crashed or hung earlier)", true};
+    return {false,
+            {},
+            "judge_lost",
+            "the judge of this problem is gone (it crashed or hung earlier: " + lost_reason_ + ")",
+            true};
   }
   auto result = call_worker(*judge_, request, timeout);
   if (result.process_lost) {
@@ -93,6 +97,7 @@ CallResult ProblemSession::call(const nlohmann::json& request, std::chrono::mill
     result.message = fmt::format("the judge worker failed: {}. Its log:\n{}", result.message,
                                  trim_log(judge_->log_tail(), ""));
     result.kind = "judge_lost";
+    lost_reason_ = fmt::format("during '{}': {}", request.value("op", "?"), result.message);
   }
   return result;
 }

@@ -75,6 +75,7 @@ class ProblemSession {
   nlohmann::json device_;
   bool on_gpu_ = false;
   bool lost_ = false;
+  std::string lost_reason_;  // the failure that lost the judge, repeated to later callers
   std::optional<Baseline> baseline_;
   std::uint64_t baseline_version_ = 0;
   std::atomic<std::uint64_t> evaluations_{0};

@@ -149,10 +149,16 @@ class Judge:
             raise _problem_error("Model construction", exc, state) from None
         state.problem, state.model, state.init_inputs = problem, model, init_inputs
         try:
-            input_count = len(problem.get_inputs())
+            sample_inputs = list(problem.get_inputs())
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("get_inputs", exc, state) from None
-        return {"input_count": input_count, "device": device_facts(state.device), "sizes": sizes}
+        input_bytes = sum(value.nbytes for value in sample_inputs if isinstance(value, torch.Tensor))
+        reply = {"input_count": len(sample_inputs), "device": device_facts(state.device), "sizes": sizes}
+        reply["input_bytes"] = input_bytes  # the scheduler's estimate of an evaluation's GPU memory
+        if state.device.type == "cuda":
+            free, total = torch.cuda.mem_get_info(state.device)
+            reply["gpu_memory"] = {"free": free, "total": total}
+        return reply
 
     def export_init(self, request: dict[str, Any]) -> dict[str, Any]:
         """The init inputs, copied into buffers of one evaluation (a candidate may scribble on its own)."""
