@@ -102,9 +102,9 @@ SPECS: dict[str, VariantSpec] = {
     ),
 }
 
-# Each problem's 16 candidates in file order: kinds interleaved so a prefix holds all three.
+# Each problem's 16 candidates in file order, interleaved so that a prefix of k slots holds all three
+# kinds close to the 10/3/3 mix (4 slots: 2/1/1, 5 slots: 3/1/1).
 SLOTS: tuple[tuple[str, str], ...] = (
-    # Interleaved so that a prefix of k slots keeps close to the 10/3/3 mix (5 slots: 3/1/1).
     ("correct", "solution"),
     ("wrong", "wrong_scale"),
     ("correct", "cosmetic_rename"),
