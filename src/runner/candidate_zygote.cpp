@@ -38,11 +38,13 @@ struct CandidatePipes {
   }
   CandidatePipes(const CandidatePipes&) = delete;
   CandidatePipes& operator=(const CandidatePipes&) = delete;
+  CandidatePipes(CandidatePipes&&) = delete;
+  CandidatePipes& operator=(CandidatePipes&&) = delete;
   ~CandidatePipes() { close_all(); }
 
   std::vector<int> child_ends() const { return {requests[0], replies[1], log[1]}; }
   void close_child_ends() {
-    for (int* fd : {&requests[0], &replies[1], &log[1]}) {
+    for (int* fd : {requests.data(), &replies[1], &log[1]}) {
       close_one(*fd);
     }
   }
@@ -67,12 +69,12 @@ struct CandidatePipes {
 };
 
 std::string hex_of(const std::vector<sock_filter>& program) {
+  std::vector<unsigned char> bytes(program.size() * sizeof(sock_filter));
+  std::memcpy(bytes.data(), program.data(), bytes.size());  // the kernel's raw BPF instructions
   std::string text;
-  text.reserve(program.size() * sizeof(sock_filter) * 2);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(
-      program.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): raw BPF bytes
-  for (std::size_t index = 0; index < program.size() * sizeof(sock_filter); ++index) {
-    text += fmt::format("{:02x}", bytes[index]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+  text.reserve(bytes.size() * 2);
+  for (const unsigned char byte : bytes) {
+    text += fmt::format("{:02x}", byte);
   }
   return text;
 }
@@ -134,9 +136,12 @@ std::unique_ptr<CandidateZygote> CandidateZygote::start(const PythonEnvironment&
       new CandidateZygote(python, cpu_device, std::move(scratch), std::move(zygote)));
 }
 
-CandidateZygote::CandidateZygote(const PythonEnvironment& python, bool cpu_device, ScratchSpace scratch,
+CandidateZygote::CandidateZygote(PythonEnvironment python, bool cpu_device, ScratchSpace scratch,
                                  WorkerProcess zygote)
-    : python_(python), cpu_device_(cpu_device), scratch_(std::move(scratch)), zygote_(std::move(zygote)) {}
+    : python_(std::move(python)),
+      cpu_device_(cpu_device),
+      scratch_(std::move(scratch)),
+      zygote_(std::move(zygote)) {}
 
 CandidateZygote::~CandidateZygote() { zygote_.stop(); }
 

@@ -33,6 +33,8 @@ class CandidateZygote {
 
   CandidateZygote(const CandidateZygote&) = delete;
   CandidateZygote& operator=(const CandidateZygote&) = delete;
+  CandidateZygote(CandidateZygote&&) = delete;
+  CandidateZygote& operator=(CandidateZygote&&) = delete;
   ~CandidateZygote();
 
   // A scratch space inside the zygote's folders, for one candidate.
@@ -44,8 +46,7 @@ class CandidateZygote {
   pid_t pid() const;
 
  private:
-  CandidateZygote(const PythonEnvironment& python, bool cpu_device, ScratchSpace scratch,
-                  WorkerProcess zygote);
+  CandidateZygote(PythonEnvironment python, bool cpu_device, ScratchSpace scratch, WorkerProcess zygote);
 
   PythonEnvironment python_;
   bool cpu_device_;

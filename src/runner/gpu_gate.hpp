@@ -18,6 +18,8 @@ class GpuGate {
     explicit SharedUse(GpuGate* gate);
     SharedUse(const SharedUse&) = delete;
     SharedUse& operator=(const SharedUse&) = delete;
+    SharedUse(SharedUse&&) = delete;
+    SharedUse& operator=(SharedUse&&) = delete;
     ~SharedUse();
 
    private:
@@ -29,6 +31,8 @@ class GpuGate {
     explicit ExclusiveUse(GpuGate* gate);
     ExclusiveUse(const ExclusiveUse&) = delete;
     ExclusiveUse& operator=(const ExclusiveUse&) = delete;
+    ExclusiveUse(ExclusiveUse&&) = delete;
+    ExclusiveUse& operator=(ExclusiveUse&&) = delete;
     ~ExclusiveUse();
 
    private:

@@ -18,6 +18,8 @@ class GpuMemoryBudget {
     Reservation(GpuMemoryBudget* budget, std::uint64_t bytes);
     Reservation(const Reservation&) = delete;
     Reservation& operator=(const Reservation&) = delete;
+    Reservation(Reservation&&) = delete;
+    Reservation& operator=(Reservation&&) = delete;
     ~Reservation();
 
    private:

@@ -295,13 +295,13 @@ WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::mill
   return call_passing(request, {}, timeout);
 }
 
-bool WorkerProcess::send_request(const std::string& line, const std::vector<int>& fds) {
+bool WorkerProcess::send_request(const std::string& line, const std::vector<int>& fds) const {
   std::string_view remaining = line;
   if (!fds.empty()) {
     // The descriptors ride on the first bytes of the line (SCM_RIGHTS); the rest follows as plain writes.
     std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
-    iovec data{const_cast<char*>(remaining.data()),
-               remaining.size()};  // NOLINT(cppcoreguidelines-pro-type-const-cast): sendmsg never writes it
+    std::string first(remaining);  // iovec wants a mutable pointer; sendmsg never writes it
+    iovec data{first.data(), first.size()};
     msghdr message{};
     message.msg_iov = &data;
     message.msg_iovlen = 1;

@@ -91,7 +91,7 @@ class WorkerProcess {
   WorkerFailure kill_and_reap(WorkerFailureKind kind, std::string message);
   std::optional<WorkerFailure> enforce_memory_limit();
   void close_fds();
-  bool send_request(const std::string& line, const std::vector<int>& fds);
+  bool send_request(const std::string& line, const std::vector<int>& fds) const;
   void reap_group_leftovers() const;
 
   pid_t pid_ = -1;

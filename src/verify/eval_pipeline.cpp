@@ -180,6 +180,8 @@ class EvaluationInSession {
       : session_(session), id_(session.new_evaluation_id()), timeout_(settings.timeout_s) {}
   EvaluationInSession(const EvaluationInSession&) = delete;
   EvaluationInSession& operator=(const EvaluationInSession&) = delete;
+  EvaluationInSession(EvaluationInSession&&) = delete;
+  EvaluationInSession& operator=(EvaluationInSession&&) = delete;
   ~EvaluationInSession() {
     session_.end_evaluation(id_, std::chrono::milliseconds(static_cast<long>(timeout_ * 1000.0)));
   }

@@ -35,6 +35,8 @@ class ProblemSession {
   explicit ProblemSession(const EvalSettings& settings);
   ProblemSession(const ProblemSession&) = delete;
   ProblemSession& operator=(const ProblemSession&) = delete;
+  ProblemSession(ProblemSession&&) = delete;
+  ProblemSession& operator=(ProblemSession&&) = delete;
   ~ProblemSession();
 
   // The settings that decide what the judge computes; sessions are shared only between equal keys.
