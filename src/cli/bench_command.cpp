@@ -11,7 +11,10 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/batch_run.hpp"
 #include "problem/corpus_manifest.hpp"
+#include "problem/sample_set.hpp"
+#include "report/batch_metrics.hpp"
 #include "report/corpus_report.hpp"
 #include "verify/eval_pipeline.hpp"
 
@@ -21,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BenchOptions {
+  std::string suite;
   std::string corpus;
   std::string problems;
   std::string device = "auto";
@@ -32,6 +36,7 @@ struct BenchOptions {
   int jobs = 0;
   int trials = 5;
   double timeout_s = 120.0;
+  double time_budget_s = 10.0;
 };
 
 // The repository's problems/ next to a corpus in tests/corpus, unless --problems says otherwise.
@@ -98,9 +103,63 @@ std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
   return rows;
 }
 
-int run_bench(const BenchOptions& options) {
+// A suite's reference solutions through the batch engine: the suite is valid when every one is accepted.
+int run_suite(const BenchOptions& options, BatchOptions batch) {
+  const auto catalog = problem::ProblemCatalog::from_folder(options.suite);
+  verify::EvalSettings base;
+  base.device = options.device;
+  base.trials = options.trials;
+  base.small = !options.full_size;
+  base.timeout_s = options.timeout_s;
+  base.timing.time_budget_s = options.time_budget_s;
+  if (!options.python.empty()) {
+    base.python = options.python;
+  }
+  batch.json = options.json;
+  const auto lines = run_batch(problem::reference_solutions(catalog), base, batch);
+  std::vector<report::SampleResult> results;
+  std::size_t accepted = 0;
+  for (const auto& line : lines) {
+    results.push_back(report::sample_result(line.value("problem", ""), line["verdict"]));
+    accepted += results.back().correct ? 1U : 0U;
+    if (!results.back().correct) {
+      std::cerr << fmt::format("INVALID {}: {}\n", line.value("problem", "?"), line.value("summary", ""));
+    }
+  }
+  const auto metrics = report::compute_metrics(results);
+  if (options.json) {
+    std::cout << nlohmann::json{{"suite", options.suite},
+                                {"valid", accepted == lines.size()},
+                                {"accepted", accepted},
+                                {"problems", lines.size()},
+                                {"metrics", metrics.to_json()}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format("suite {}: {}/{} reference solutions accepted ({})\n", options.suite, accepted,
+                             lines.size(), accepted == lines.size() ? "valid" : "INVALID")
+              << metrics.render();
+  }
+  return accepted == lines.size() ? 0 : 1;
+}
+
+int run_bench(BenchOptions options, const BatchOptions& batch) {
+  options.jobs = static_cast<int>(batch.jobs);  // -j: corpus entries at a time (default: up to 4 on the CPU)
+  if (!options.suite.empty() && !options.corpus.empty()) {
+    std::cerr << "kforge bench: give either a SUITE folder or --corpus DIR, not both\n";
+    return 2;
+  }
+  if (!options.suite.empty()) {
+    try {
+      return run_suite(options, batch);
+    } catch (const std::exception& error) {
+      std::cerr << "kforge bench: " << error.what() << "\n";
+      return 2;
+    }
+  }
   if (options.corpus.empty()) {
-    std::cerr << "kforge bench: give a corpus folder with --corpus DIR (for example tests/corpus)\n";
+    std::cerr << "kforge bench: give a suite folder (kforge bench problems/starter) or a corpus with "
+                 "--corpus DIR (for example tests/corpus)\n";
     return 2;
   }
   problem::CorpusManifest manifest;
@@ -129,28 +188,32 @@ int run_bench(const BenchOptions& options) {
 
 std::function<int()> add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  auto* bench =
-      app.add_subcommand("bench", "run a hostile/honest candidate corpus and report detection rates");
-  bench->add_option("--corpus", options->corpus, "corpus folder with a manifest.json (e.g. tests/corpus)")
-      ->required();
+  auto batch = std::make_shared<BatchOptions>();
+  auto* bench = app.add_subcommand(
+      "bench", "run a suite's reference solutions (suite validity, KernelBench metrics) or a hostile corpus");
+  bench->add_option("suite", options->suite,
+                    "suite folder of <name>/problem.py + solution.py (e.g. problems/starter)");
+  bench->add_option("--corpus", options->corpus, "corpus folder with a manifest.json (e.g. tests/corpus)");
+  add_batch_options(*bench, *batch);
   bench->add_option(
       "--problems", options->problems,
       "folder the manifest's problem names are relative to (default: the repository's problems/)");
   bench->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")
       ->capture_default_str();
-  bench->add_option("--jobs,-j", options->jobs,
-                    "evaluations at a time (default: up to 4 on the CPU, 1 on a GPU)");
   bench->add_option("--only", options->only,
                     "run only entries of this class or whose file name contains this");
   bench->add_option("--trials", options->trials, "correctness trials per entry")->capture_default_str();
   bench->add_option("--timeout", options->timeout_s, "seconds allowed for each call into a worker")
+      ->capture_default_str();
+  bench->add_option("--time-budget", options->time_budget_s, "suite: seconds of timing at most per solution")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   bench->add_flag("--full-size", options->full_size,
                   "use the problems' full sizes (default: KFORGE_SMALL sizes)");
   bench->add_flag("--json", options->json, "print the JSON report instead of the table");
   bench->add_option("--output,-o", options->output, "also write the JSON report to this file");
   bench->add_option("--python", options->python, "Python interpreter with torch and triton");
-  return [options, bench]() { return bench->parsed() ? run_bench(*options) : -1; };
+  return [options, batch, bench]() { return bench->parsed() ? run_bench(*options, *batch) : -1; };
 }
 
 }  // namespace kforge::cli

@@ -7,7 +7,13 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/batch_run.hpp"
+#include "problem/sample_set.hpp"
+#include "report/batch_metrics.hpp"
 #include "report/terminal_report.hpp"
+#include "runner/environment_probe.hpp"
+#include "schedule/evaluation_identity.hpp"
+#include "store/result_store.hpp"
 #include "verify/eval_pipeline.hpp"
 
 namespace kforge::cli {
@@ -23,6 +29,11 @@ struct EvalOptions {
   std::vector<std::string> sizes;
   double atol = -1.0;
   double rtol = -1.0;
+  std::string problems;     // batch: a suite folder
+  std::string kernelbench;  // batch: a KernelBench checkout (with --level)
+  int level = 0;
+  std::string samples;  // batch: JSONL file or KernelBench run folder
+  BatchOptions batch;
 };
 
 // NAME=VALUE pairs; a malformed one is a usage error.
@@ -36,6 +47,82 @@ bool parse_sizes(const std::vector<std::string>& pairs, std::map<std::string, st
     sizes[pair.substr(0, equals)] = pair.substr(equals + 1);
   }
   return true;
+}
+
+// The store's verdict for these settings, if the store is on and holds one.
+std::optional<nlohmann::json> stored_verdict(const EvalOptions& options, store::ResultStore* store,
+                                             std::optional<store::EvaluationIdentity>& identity) {
+  if (store == nullptr) {
+    return std::nullopt;
+  }
+  try {
+    const auto python = runner::find_python_environment(options.settings.python);
+    const auto device = batch_devices(options.batch, options.settings.device).front();
+    identity = schedule::evaluation_identity(options.settings, runner::probe_environment(python, device));
+  } catch (const std::exception&) {
+    return std::nullopt;  // an unreadable file or a broken Python: the evaluation reports it
+  }
+  return options.batch.fresh ? std::nullopt : store->find_verdict(*identity);
+}
+
+int run_single(EvalOptions& options) {
+  std::unique_ptr<store::ResultStore> store;
+  if (!options.batch.no_store) {
+    store =
+        store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
+                                                             : std::filesystem::path(options.batch.store));
+  }
+  std::optional<store::EvaluationIdentity> identity;
+  auto document = stored_verdict(options, store.get(), identity);
+  if (!document) {
+    const auto verdict = verify::evaluate(options.settings);
+    document = verify::to_json(verdict);
+    if (store && identity && verdict.outcome != verify::Outcome::error) {
+      store->put_verdict(*identity, *document);
+    }
+  }
+  // Replace invalid UTF-8 (a candidate may print any bytes) rather than throw while reporting.
+  const auto text = document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!options.output.empty()) {
+    std::ofstream(options.output) << text << "\n";
+  }
+  if (options.json) {
+    std::cout << text << "\n";
+  } else {
+    std::cout << report::render_terminal(*document, isatty(STDOUT_FILENO) != 0);
+  }
+  const auto outcome = document->value("outcome", "error");
+  return outcome == "accepted" ? 0 : outcome == "rejected" ? 1 : 2;
+}
+
+std::vector<problem::Sample> load_batch_samples(const EvalOptions& options) {
+  const auto catalog = options.kernelbench.empty()
+                           ? problem::ProblemCatalog::from_folder(options.problems)
+                           : problem::ProblemCatalog::from_kernelbench(options.kernelbench, options.level);
+  std::error_code error;
+  if (std::filesystem::is_directory(options.samples, error)) {
+    return problem::load_kernelbench_run(
+        options.samples, catalog, options.level > 0 ? std::optional<int>(options.level) : std::nullopt);
+  }
+  return problem::load_samples_jsonl(options.samples, catalog);
+}
+
+int run_batch_eval(EvalOptions& options) {
+  if (options.samples.empty() || (options.problems.empty() == options.kernelbench.empty()) ||
+      (!options.kernelbench.empty() && options.level <= 0)) {
+    std::cerr << "kforge eval: a batch needs --samples FILE.jsonl|RUN_DIR and either --problems DIR or "
+                 "--kernelbench PATH --level N\n";
+    return 2;
+  }
+  const auto lines = run_batch(load_batch_samples(options), options.settings, options.batch);
+  std::vector<report::SampleResult> results;
+  for (const auto& line : lines) {
+    results.push_back(report::sample_result(line.value("problem", ""), line["verdict"]));
+  }
+  const auto metrics = report::compute_metrics(results);
+  std::cout << (options.batch.json ? metrics.to_json().dump(2) + "\n" : metrics.render());
+  std::cerr << fmt::format("results: {}\n", options.batch.results);
+  return 0;
 }
 
 int run_eval(EvalOptions& options) {
@@ -54,19 +141,17 @@ int run_eval(EvalOptions& options) {
   }
   settings.profile = options.profile == "lenient" ? rules::Profile::lenient : rules::Profile::strict;
   settings.measure_performance = !options.no_perf;
-  const auto verdict = verify::evaluate(settings);
-  // Replace invalid UTF-8 (a candidate may print any bytes) rather than throw while reporting.
-  const auto document =
-      verify::to_json(verdict).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (!options.output.empty()) {
-    std::ofstream(options.output) << document << "\n";
+  options.batch.json = options.json;
+  const bool batch = !options.samples.empty() || !options.problems.empty() || !options.kernelbench.empty();
+  if (batch) {
+    return run_batch_eval(options);
   }
-  if (options.json) {
-    std::cout << document << "\n";
-  } else {
-    std::cout << report::render_terminal(verdict, isatty(STDOUT_FILENO) != 0);
+  if (settings.problem_path.empty() || settings.candidate_path.empty()) {
+    std::cerr << "kforge eval: give --problem FILE and --candidate FILE (or a batch: --problems DIR "
+                 "--samples FILE.jsonl)\n";
+    return 2;
   }
-  return verify::exit_code(verdict);
+  return run_single(options);
 }
 
 }  // namespace
@@ -77,11 +162,9 @@ std::function<int()> add_eval_command(CLI::App& app) {
   auto* eval = app.add_subcommand("eval", "Judge a Triton candidate against a PyTorch reference problem");
   eval->add_option("--problem,-p", settings.problem_path,
                    "problem file (KernelBench format: Model, get_inputs, "
-                   "get_init_inputs)")
-      ->required();
+                   "get_init_inputs)");
   eval->add_option("--candidate,-c", settings.candidate_path,
-                   "candidate file (class ModelNew) or an LLM response holding one fenced python block")
-      ->required();
+                   "candidate file (class ModelNew) or an LLM response holding one fenced python block");
   eval->add_option("--device,-d", settings.device, "auto (GPU if present), cpu, or cuda:N")
       ->capture_default_str();
   eval->add_flag("--json", options->json, "print the versioned JSON verdict instead of the summary");
@@ -119,6 +202,18 @@ std::function<int()> add_eval_command(CLI::App& app) {
   eval->add_option("--python", options->python,
                    "Python interpreter with torch and triton (default: the "
                    "project's .venv, $KFORGE_PYTHON, or python3)");
+  eval->add_option("--baseline", settings.baseline,
+                   "what the speedup is measured against: eager PyTorch or torch.compile of the reference")
+      ->check(CLI::IsMember({"eager", "compile"}))
+      ->capture_default_str();
+  eval->add_option("--problems", options->problems,
+                   "batch: folder of problems (<name>/problem.py, or KernelBench <id>_<Name>.py files)");
+  eval->add_option("--kernelbench", options->kernelbench, "batch: a KernelBench checkout (with --level)");
+  eval->add_option("--level", options->level, "batch: KernelBench level (1, 2, 3, ...)");
+  eval->add_option("--samples", options->samples,
+                   "batch: JSON Lines of samples (docs/batch.md) or a KernelBench run folder of "
+                   "level_L_problem_P_sample_S_kernel.py files");
+  add_batch_options(*eval, options->batch);
   return [options, eval]() { return eval->parsed() ? run_eval(*options) : -1; };
 }
 

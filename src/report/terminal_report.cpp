@@ -7,8 +7,6 @@
 namespace kforge::report {
 namespace {
 
-using verify::StageStatus;
-
 struct Palette {
   bool enabled;
   std::string paint(const std::string& text, const char* code) const {
@@ -16,18 +14,23 @@ struct Palette {
   }
 };
 
-std::string status_label(StageStatus status, const Palette& palette) {
-  switch (status) {
-    case StageStatus::passed:
-      return palette.paint("PASS", "32");
-    case StageStatus::failed:
-      return palette.paint("FAIL", "31;1");
-    case StageStatus::skipped:
-      return palette.paint("SKIP", "33");
-    case StageStatus::not_run:
-      return palette.paint("----", "2");
+std::string status_label(const std::string& status, const Palette& palette) {
+  if (status == "passed") {
+    return palette.paint("PASS", "32");
   }
-  return "????";
+  if (status == "failed") {
+    return palette.paint("FAIL", "31;1");
+  }
+  if (status == "skipped") {
+    return palette.paint("SKIP", "33");
+  }
+  return palette.paint("----", "2");
+}
+
+std::string text_of(const nlohmann::json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object[key].is_string()
+             ? object[key].get<std::string>()
+             : "";
 }
 
 std::string indent(const std::string& text, const std::string& prefix) {
@@ -43,6 +46,9 @@ std::string device_line(const nlohmann::json& device) {
   if (device.empty()) {
     return "";
   }
+  if (!device.is_object()) {
+    return "";
+  }
   std::string line = fmt::format("device   {} ({})", device.value("name", "?"), device.value("device", "?"));
   line += fmt::format(" · torch {} · triton {}", device.value("torch", "?"),
                       device["triton"].is_string() ? device["triton"].get<std::string>() : "?");
@@ -52,26 +58,28 @@ std::string device_line(const nlohmann::json& device) {
   return line + "\n";
 }
 
-std::string stage_evidence(const verify::StageResult& stage) {
+std::string stage_evidence(const nlohmann::json& stage) {
   std::string text;
-  for (const auto& finding : stage.findings) {
-    text += fmt::format("{}:{} [{}] {}\n", finding.location.line, finding.location.column, finding.rule_id,
-                        finding.message);
+  for (const auto& finding : stage.value("findings", nlohmann::json::array())) {
+    text += fmt::format("{}:{} [{}] {}\n", finding.value("line", 0), finding.value("column", 0),
+                        text_of(finding, "rule"), text_of(finding, "message"));
   }
-  if (stage.details.contains("error")) {
-    const auto& error = stage.details["error"];
-    if (error.contains("traceback")) {
-      text += "candidate traceback (its own frames):\n" + indent(error["traceback"].get<std::string>(), "  ");
+  const auto details = stage.value("details", nlohmann::json::object());
+  if (details.is_object() && details.contains("error")) {
+    const auto& error = details["error"];
+    if (const auto traceback = text_of(error, "traceback"); !traceback.empty()) {
+      text += "candidate traceback (its own frames):\n" + indent(traceback, "  ");
     }
-    if (error.contains("log_tail")) {
-      text += "worker log:\n" + indent(error["log_tail"].get<std::string>(), "  ");
+    if (const auto log = text_of(error, "log_tail"); !log.empty()) {
+      text += "worker log:\n" + indent(log, "  ");
     }
   }
-  if (stage.details.contains("trials") && !stage.details["trials"].empty()) {
-    const auto& last = stage.details["trials"].back();
+  if (details.is_object() && details.contains("trials") && details["trials"].is_array() &&
+      !details["trials"].empty()) {
+    const auto& last = details["trials"].back();
     if (!last.value("passed", true)) {
       for (const auto& failure : last.value("failures", nlohmann::json::array())) {
-        text += "- " + failure.get<std::string>() + "\n";
+        text += "- " + (failure.is_string() ? failure.get<std::string>() : failure.dump()) + "\n";
       }
     }
   }
@@ -80,30 +88,33 @@ std::string stage_evidence(const verify::StageResult& stage) {
 
 }  // namespace
 
-std::string render_terminal(const verify::Verdict& verdict, bool color) {
+std::string render_terminal(const nlohmann::json& verdict, bool color) {
   const Palette palette{color};
-  std::string out = fmt::format("problem   {}\ncandidate {}\n", verdict.problem.value("path", "?"),
-                                verdict.candidate.value("path", "?"));
-  out += device_line(verdict.device);
-  for (const auto& stage : verdict.stages) {
-    out += fmt::format("  {} {:<12} {}\n", status_label(stage.status, palette), verify::to_string(stage.name),
-                       stage.summary);
-    if (stage.status == StageStatus::failed) {
+  std::string out =
+      fmt::format("problem   {}\ncandidate {}\n", text_of(verdict.value("problem", nlohmann::json()), "path"),
+                  text_of(verdict.value("candidate", nlohmann::json()), "path"));
+  out += device_line(verdict.value("device", nlohmann::json()));
+  for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
+    const auto status = text_of(stage, "status");
+    out += fmt::format("  {} {:<12} {}\n", status_label(status, palette), text_of(stage, "name"),
+                       text_of(stage, "summary"));
+    if (status == "failed") {
       out += indent(stage_evidence(stage), "         ");
     }
   }
-  switch (verdict.outcome) {
-    case verify::Outcome::accepted:
-      out += palette.paint("ACCEPTED", "32;1");
-      break;
-    case verify::Outcome::rejected:
-      out += palette.paint("REJECTED", "31;1");
-      break;
-    case verify::Outcome::error:
-      out += palette.paint("ERROR", "35;1");
-      break;
+  const auto outcome = text_of(verdict, "outcome");
+  if (outcome == "accepted") {
+    out += palette.paint("ACCEPTED", "32;1");
+  } else if (outcome == "rejected") {
+    out += palette.paint("REJECTED", "31;1");
+  } else {
+    out += palette.paint("ERROR", "35;1");
   }
-  out += fmt::format(" {} ({:.1f} s)\n", verdict.summary(), verdict.duration_s);
+  out += fmt::format(" {} ({:.1f} s)\n", text_of(verdict, "summary"), verdict.value("duration_s", 0.0));
+  if (verdict.contains("stored") && verdict["stored"].is_object()) {
+    out += fmt::format("(from the result store: evaluated {}; pass --fresh to evaluate again)\n",
+                       text_of(verdict["stored"], "stored_at"));
+  }
   return out;
 }
 

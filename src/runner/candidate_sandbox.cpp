@@ -106,11 +106,14 @@ SandboxPolicy make_candidate_sandbox_policy(const PythonEnvironment& python, con
   }
 
   add_path(policy.read_write_paths, fs::absolute(private_dir));
-  add_path(policy.read_write_paths, "/dev/shm");  // CPU tensors and CUDA's own IPC bookkeeping
+  if (!context.transfer_dir.empty()) {
+    add_path(policy.read_write_paths, fs::absolute(context.transfer_dir));
+  }
   for (const char* device : kDeviceFiles) {
     add_path(policy.read_write_paths, device);
   }
   if (!cpu_device) {
+    add_path(policy.read_write_paths, "/dev/shm");  // CUDA's own IPC bookkeeping
     add_gpu_device_files(policy.read_write_paths);
   }
 

@@ -13,4 +13,11 @@ inline std::string environment_variable(const char* name) {
   return value != nullptr ? std::string(value) : std::string();
 }
 
+// True when CUDA_VISIBLE_DEVICES hides every GPU ("" or "-1"), as CUDA itself reads it.
+inline bool cuda_hidden_by_environment() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before worker threads exist
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return visible != nullptr && (*visible == '\0' || std::string(visible) == "-1");
+}
+
 }  // namespace kforge::runner

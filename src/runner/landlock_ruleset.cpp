@@ -186,6 +186,10 @@ LandlockRuleset::~LandlockRuleset() {
   }
 }
 
+std::uint64_t LandlockRuleset::own_proc_rights() const {
+  return (kFsReadFile | kFsWriteFile | kFsReadDir | kFsTruncate) & handled_fs_;
+}
+
 int LandlockRuleset::allow_own_proc_directory() const noexcept {
   // In the child, /proc/self is the worker's own /proc/<pid>: the CUDA driver writes there (error 304 from
   // cuInit without it), and a process writing its own /proc files gains nothing it does not have already.
@@ -194,7 +198,7 @@ int LandlockRuleset::allow_own_proc_directory() const noexcept {
     return errno;
   }
   landlock_path_beneath_attr rule{};
-  rule.allowed_access = (kFsReadFile | kFsWriteFile | kFsReadDir | kFsTruncate) & handled_fs_;
+  rule.allowed_access = own_proc_rights();
   rule.parent_fd = fd;
   const int result =
       syscall(SYS_landlock_add_rule, fd_, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : errno;

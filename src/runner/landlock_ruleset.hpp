@@ -40,6 +40,10 @@ class LandlockRuleset {
   int allow_own_proc_directory() const noexcept;
 
   int abi() const { return abi_; }
+  // The ruleset's file descriptor, passed to a candidate forked by the zygote, which restricts itself.
+  int fd() const { return fd_; }
+  // The rights allow_own_proc_directory() grants, for a process that adds that rule itself.
+  std::uint64_t own_proc_rights() const;
   bool restricts_tcp() const { return restricts_tcp_; }
   bool scoped() const { return scoped_; }
   std::string describe() const;

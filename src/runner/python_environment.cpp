@@ -8,17 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/environment_variable.hpp"
+
 namespace kforge::runner {
 namespace {
 
 namespace fs = std::filesystem;
 
 std::optional<std::string> env_value(const char* name) {
-  const char* value = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before any thread starts
-  if (value == nullptr || *value == '\0') {
-    return std::nullopt;
-  }
-  return std::string(value);
+  auto value = environment_variable(name);
+  return value.empty() ? std::nullopt : std::optional<std::string>(std::move(value));
 }
 
 bool holds_workers(const fs::path& root) {

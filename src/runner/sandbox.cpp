@@ -271,6 +271,26 @@ std::optional<std::string> PreparedSandbox::failure(const SandboxReport& report)
 
 std::optional<std::uint64_t> PreparedSandbox::memory_limit() const { return memory_limit_; }
 
+void PreparedSandbox::record_child_layers(SandboxReport& report, int landlock_error,
+                                          int seccomp_error) const {
+  if (landlock_) {
+    report.landlock_error = landlock_error;
+    report.landlock_applied = landlock_error == 0;
+    if (!report.landlock_applied && require_landlock_ && report.failed_step == SandboxReport::Step::none) {
+      report.failed_step = SandboxReport::Step::landlock;
+      report.failed_errno = landlock_error;
+    }
+  }
+  if (seccomp_) {
+    report.seccomp_error = seccomp_error;
+    report.seccomp_applied = seccomp_error == 0;
+    if (!report.seccomp_applied && require_seccomp_ && report.failed_step == SandboxReport::Step::none) {
+      report.failed_step = SandboxReport::Step::seccomp;
+      report.failed_errno = seccomp_error;
+    }
+  }
+}
+
 nlohmann::json PreparedSandbox::status(const SandboxReport& report) const {
   nlohmann::json layers = nlohmann::json::object();
   auto set = [&](const char* layer, const std::string& active) {

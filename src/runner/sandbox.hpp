@@ -59,6 +59,14 @@ class PreparedSandbox {
   // The resident-memory limit for the supervisor's watchdog, when that layer is on.
   std::optional<std::uint64_t> memory_limit() const;
 
+  // For a candidate forked by the zygote: it inherits the zygote's namespaces, limits and capabilities
+  // (already in `report`) and installs this sandbox's Landlock ruleset and seccomp program itself.
+  const LandlockRuleset* landlock() const { return landlock_ ? &*landlock_ : nullptr; }
+  const SeccompFilter* seccomp() const { return seccomp_ ? &*seccomp_ : nullptr; }
+  bool active() const { return mode_ != SandboxMode::off; }
+  // Records what the forked child reported (0 or errno per layer) and marks a required layer that failed.
+  void record_child_layers(SandboxReport& report, int landlock_error, int seccomp_error) const;
+
  private:
   PreparedSandbox() = default;
   bool required(const char* layer) const;

@@ -36,7 +36,8 @@ int run(const Options& options) {
   std::vector<std::filesystem::path> secrets(options.secrets.begin(), options.secrets.end());
   auto launch = kforge::runner::make_candidate_launch(
       python, scratch.directory(), !options.gpu,
-      kforge::runner::CandidateSandboxContext{options.protected_pids, options.timeout_s, secrets});
+      kforge::runner::CandidateSandboxContext{options.protected_pids, options.timeout_s, secrets,
+                                              scratch.transfer_directory()});
   launch.executable = options.command.front();
   launch.arguments.assign(options.command.begin() + 1, options.command.end());
   nlohmann::json result = {{"private_dir", launch.working_directory.string()}};

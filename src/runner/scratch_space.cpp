@@ -10,57 +10,69 @@
 #include <utility>
 #include <vector>
 
+#include "runner/environment_variable.hpp"
+
 namespace kforge::runner {
 namespace {
 
 std::filesystem::path temp_root() {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once at start-up
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? std::filesystem::path(tmp) : std::filesystem::path("/tmp");
+  const auto tmp = environment_variable("TMPDIR");
+  return !tmp.empty() ? std::filesystem::path(tmp) : std::filesystem::path("/tmp");
+}
+
+// mkdtemp: a new folder only this user can enter, with a random suffix.
+std::filesystem::path make_private_directory(const std::filesystem::path& pattern) {
+  std::string text = pattern.string();
+  std::vector<char> buffer(text.begin(), text.end());
+  buffer.push_back('\0');
+  if (mkdtemp(buffer.data()) == nullptr) {
+    throw std::runtime_error(
+        fmt::format("cannot create a temporary folder {}: {} (set TMPDIR)", text, std::strerror(errno)));
+  }
+  return {buffer.data()};
 }
 
 }  // namespace
 
 ScratchSpace ScratchSpace::create() {
-  std::string pattern = (temp_root() / "kforge-XXXXXX").string();
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (mkdtemp(buffer.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot create a temporary folder under {}: {} (set TMPDIR)",
-                                         temp_root().string(), std::strerror(errno)));
-  }
-  std::filesystem::path directory(buffer.data());
-  // The folder's random suffix keeps concurrent evaluations' shared-memory names apart.
-  std::string prefix = fmt::format("kf-{}-{}", getpid(), directory.filename().string().substr(7));
-  return {std::move(directory), std::move(prefix)};
+  std::error_code error;
+  const std::filesystem::path shm("/dev/shm");
+  return create_under(temp_root(), std::filesystem::is_directory(shm, error) ? shm : std::filesystem::path());
 }
 
-ScratchSpace::ScratchSpace(std::filesystem::path directory, std::string shm_prefix)
-    : directory_(std::move(directory)), shm_prefix_(std::move(shm_prefix)) {}
+ScratchSpace ScratchSpace::create_under(const std::filesystem::path& parent,
+                                        const std::filesystem::path& transfer_parent) {
+  std::filesystem::path directory = make_private_directory(parent / "kforge-XXXXXX");
+  std::error_code error;
+  std::filesystem::path transfer;
+  try {
+    transfer = !transfer_parent.empty()
+                   ? make_private_directory(transfer_parent / fmt::format("kforge-{}-XXXXXX", getpid()))
+                   : directory / "transfer";
+    std::filesystem::create_directories(transfer);
+  } catch (...) {
+    std::filesystem::remove_all(directory, error);
+    throw;
+  }
+  return {std::move(directory), std::move(transfer)};
+}
+
+ScratchSpace::ScratchSpace(std::filesystem::path directory, std::filesystem::path transfer_directory)
+    : directory_(std::move(directory)), transfer_directory_(std::move(transfer_directory)) {}
 
 ScratchSpace::ScratchSpace(ScratchSpace&& other) noexcept
-    : directory_(std::move(other.directory_)), shm_prefix_(std::move(other.shm_prefix_)) {
+    : directory_(std::move(other.directory_)), transfer_directory_(std::move(other.transfer_directory_)) {
   other.directory_.clear();
-  other.shm_prefix_.clear();
+  other.transfer_directory_.clear();
 }
 
 ScratchSpace::~ScratchSpace() {
-  if (!directory_.empty()) {
-    std::error_code error;
-    std::filesystem::remove_all(directory_, error);
-  }
-  remove_shared_memory();
-}
-
-void ScratchSpace::remove_shared_memory() const {
-  if (shm_prefix_.empty()) {
-    return;
-  }
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
-    if (entry.path().filename().string().starts_with(shm_prefix_)) {
-      std::filesystem::remove(entry.path(), error);
-    }
+  if (!transfer_directory_.empty()) {
+    std::filesystem::remove_all(transfer_directory_, error);
+  }
+  if (!directory_.empty()) {
+    std::filesystem::remove_all(directory_, error);
   }
 }
 

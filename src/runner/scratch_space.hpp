@@ -5,11 +5,14 @@
 
 namespace kforge::runner {
 
-// A private temporary folder and a shared-memory name prefix for one evaluation. The destructor
-// removes both, including /dev/shm files a crashed worker could not unlink.
+// A private temporary folder and a transfer folder (on /dev/shm, a tmpfs, when there is one) for the
+// CPU tensors of one evaluation. The destructor removes both, including buffers a crashed worker left.
 class ScratchSpace {
  public:
   static ScratchSpace create();
+  // The same two folders inside given parents (a candidate zygote's, whose sandbox opens only those).
+  static ScratchSpace create_under(const std::filesystem::path& parent,
+                                   const std::filesystem::path& transfer_parent);
 
   ScratchSpace(const ScratchSpace&) = delete;
   ScratchSpace& operator=(const ScratchSpace&) = delete;
@@ -18,13 +21,13 @@ class ScratchSpace {
   ~ScratchSpace();
 
   const std::filesystem::path& directory() const { return directory_; }
-  const std::string& shm_prefix() const { return shm_prefix_; }
+  // Only this evaluation's judge calls and candidate open it (the candidate's sandbox allows no other).
+  const std::filesystem::path& transfer_directory() const { return transfer_directory_; }
 
  private:
-  ScratchSpace(std::filesystem::path directory, std::string shm_prefix);
-  void remove_shared_memory() const;
+  ScratchSpace(std::filesystem::path directory, std::filesystem::path transfer_directory);
   std::filesystem::path directory_;
-  std::string shm_prefix_;
+  std::filesystem::path transfer_directory_;
 };
 
 }  // namespace kforge::runner

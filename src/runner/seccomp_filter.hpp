@@ -26,6 +26,8 @@ class SeccompFilter {
   int install() noexcept;
 
   std::size_t rule_count() const { return rules_; }
+  // The BPF program, for a process that installs it itself (a candidate forked by the zygote).
+  const std::vector<sock_filter>& program() const { return program_; }
   std::string describe() const;
 
  private:

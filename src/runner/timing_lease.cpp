@@ -12,6 +12,8 @@
 #include <thread>
 #include <utility>
 
+#include "runner/environment_variable.hpp"
+
 namespace kforge::runner {
 namespace {
 
@@ -27,12 +29,10 @@ std::string safe_file_name(const std::string& identity) {
 }  // namespace
 
 std::filesystem::path lease_directory() {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): environment is read before worker threads exist
-  if (const char* dir = std::getenv("KFORGE_LOCK_DIR"); dir != nullptr && *dir != '\0') {
+  if (auto dir = environment_variable("KFORGE_LOCK_DIR"); !dir.empty()) {
     return dir;
   }
-  // NOLINTNEXTLINE(concurrency-mt-unsafe)
-  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && *runtime != '\0') {
+  if (auto runtime = environment_variable("XDG_RUNTIME_DIR"); !runtime.empty()) {
     return std::filesystem::path(runtime) / "kforge";
   }
   return "/tmp/kforge-locks";

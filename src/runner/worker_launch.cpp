@@ -75,7 +75,7 @@ void add_worker_variables(WorkerLaunch& launch, const PythonEnvironment& python,
 WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python,
                                 const std::filesystem::path& scratch, bool cpu_device) {
   if (role == WorkerRole::candidate) {
-    return make_candidate_launch(python, scratch, cpu_device, CandidateSandboxContext{});
+    return make_candidate_launch(python, scratch, cpu_device, CandidateSandboxContext{{}, 300.0, {}, {}});
   }
   const auto private_dir = scratch / "judge";
   WorkerLaunch launch = python_worker("judge", python, private_dir);

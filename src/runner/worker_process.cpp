@@ -5,6 +5,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,7 +89,7 @@ struct ChildPlan {
   const int dev_null = open("/dev/null", O_RDONLY | O_CLOEXEC);
   // Move the fds above the fixed slots first so the dup2 calls cannot clobber each other.
   const int req = fcntl(plan.request_read, F_DUPFD_CLOEXEC, 10);
-  const int rep = fcntl(plan.reply_write, F_DUPFD_CLOEXEC, 10);
+  const int rep = fcntl(plan.reply_write, F_DUPFD_CLOEXEC, 10);  // the same socket as req on a socket channel
   const int log = fcntl(plan.log_write, F_DUPFD_CLOEXEC, 10);
   if (dev_null < 0 || req < 0 || rep < 0 || log < 0 || dup2(dev_null, STDIN_FILENO) < 0 ||
       dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 || dup2(req, kRequestFd) < 0 ||
@@ -123,6 +124,8 @@ bool read_child_status(int fd, ChildStatus& status) {
   return true;
 }
 
+}  // namespace
+
 std::string environment_summary(const WorkerLaunch& launch) {
   std::vector<std::string> names;
   names.reserve(launch.environment.size());
@@ -131,8 +134,6 @@ std::string environment_summary(const WorkerLaunch& launch) {
   }
   return fmt::format("on (only {})", fmt::join(names, ", "));
 }
-
-}  // namespace
 
 WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
   std::vector<std::string> argv_storage{launch.executable.string()};
@@ -163,8 +164,20 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
     sandbox.emplace(PreparedSandbox::prepare(*launch.sandbox, KernelSupport::detect()));
   }
 
-  Pipe requests = make_pipe();
-  Pipe replies = make_pipe();
+  Pipe requests;
+  Pipe replies;
+  if (launch.socket_channel) {
+    // One bidirectional socket: the child reads and writes its end on fds 3 and 4, kforge its own end.
+    std::array<int, 2> ends{};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends.data()) != 0) {
+      throw std::runtime_error(fmt::format("cannot create a socket pair: {}", std::strerror(errno)));
+    }
+    requests = Pipe{ends[1], fcntl(ends[0], F_DUPFD_CLOEXEC, 0)};
+    replies = Pipe{ends[0], fcntl(ends[1], F_DUPFD_CLOEXEC, 0)};
+  } else {
+    requests = make_pipe();
+    replies = make_pipe();
+  }
   Pipe log = make_pipe();
   Pipe exec_status = make_pipe();
   const pid_t pid = fork();
@@ -200,6 +213,7 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
     throw std::runtime_error(fmt::format("cannot start {}: {}", launch.executable.string(),
                                          reported ? std::strerror(error) : "it died before exec"));
   }
+  process.sandbox_report_ = status.sandbox;
   if (sandbox) {
     process.sandbox_status_ = sandbox->status(status.sandbox);
     process.sandbox_status_["layers"]["environment"] = environment_summary(launch);
@@ -210,8 +224,18 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
   return process;
 }
 
+WorkerProcess WorkerProcess::adopt(pid_t pid, int request_fd, int reply_fd, int log_fd,
+                                   nlohmann::json sandbox_status, std::optional<std::uint64_t> memory_limit) {
+  WorkerProcess process(pid, request_fd, reply_fd, log_fd);
+  process.sandbox_status_ = std::move(sandbox_status);
+  if (memory_limit) {
+    process.watchdog_.emplace(*memory_limit);
+  }
+  return process;
+}
+
 WorkerProcess::WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd)
-    : pid_(pid), request_fd_(request_fd), reply_fd_(reply_fd), log_fd_(log_fd) {}
+    : pid_(pid), request_fd_(request_fd), reply_fd_(reply_fd), log_fd_(log_fd), group_(pid) {}
 
 WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
@@ -221,6 +245,8 @@ WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
       pending_(std::move(other.pending_)),
       log_(std::move(other.log_)),
       sandbox_status_(std::move(other.sandbox_status_)),
+      sandbox_report_(other.sandbox_report_),
+      group_(std::exchange(other.group_, -1)),
       watchdog_(other.watchdog_) {}
 
 WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
@@ -233,6 +259,8 @@ WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
     pending_ = std::move(other.pending_);
     log_ = std::move(other.log_);
     sandbox_status_ = std::move(other.sandbox_status_);
+    sandbox_report_ = other.sandbox_report_;
+    group_ = std::exchange(other.group_, -1);
     watchdog_ = other.watchdog_;
   }
   return *this;
@@ -264,6 +292,49 @@ void WorkerProcess::drain_log(bool until_eof) {
 }
 
 WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
+  return call_passing(request, {}, timeout);
+}
+
+bool WorkerProcess::send_request(const std::string& line, const std::vector<int>& fds) const {
+  std::string_view remaining = line;
+  if (!fds.empty()) {
+    // The descriptors ride on the first bytes of the line (SCM_RIGHTS); the rest follows as plain writes.
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+    std::string first(remaining);  // iovec wants a mutable pointer; sendmsg never writes it
+    iovec data{first.data(), first.size()};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
+    ssize_t sent = -1;
+    while ((sent = sendmsg(request_fd_, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (sent < 0) {
+      return false;
+    }
+    remaining.remove_prefix(static_cast<std::size_t>(sent));
+  }
+  while (!remaining.empty()) {
+    const auto written = write(request_fd_, remaining.data(), remaining.size());
+    if (written < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    remaining.remove_prefix(static_cast<std::size_t>(written));
+  }
+  return true;
+}
+
+WorkerReply WorkerProcess::call_passing(const nlohmann::json& request, const std::vector<int>& passed_fds,
+                                        std::chrono::milliseconds timeout) {
   if (pid_ <= 0) {
     return WorkerFailure{WorkerFailureKind::exited, "the worker is no longer running", 0, 0};
   }
@@ -272,17 +343,9 @@ WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::mill
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
-  std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  std::string_view remaining = line;
-  while (!remaining.empty()) {
-    const auto written = write(request_fd_, remaining.data(), remaining.size());
-    if (written < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return reap_after_eof();  // EPIPE: the worker is gone
-    }
-    remaining.remove_prefix(static_cast<std::size_t>(written));
+  const std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (!send_request(line, passed_fds)) {
+    return reap_after_eof();  // EPIPE: the worker is gone
   }
   std::array<char, 65536> buffer{};
   while (true) {
@@ -346,6 +409,7 @@ WorkerFailure WorkerProcess::reap_after_eof() {
   }
   kill(-pid_, SIGKILL);  // anything it left behind in its group
   pid_ = -1;
+  reap_group_leftovers();
   drain_log(true);
   close_fds();
   if (WIFSIGNALED(status)) {
@@ -368,6 +432,7 @@ WorkerFailure WorkerProcess::kill_and_reap(WorkerFailureKind kind, std::string m
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
+    reap_group_leftovers();
   }
   drain_log(false);
   close_fds();
@@ -405,6 +470,10 @@ void WorkerProcess::stop() {
     return;
   }
   resume();
+  if (request_fd_ >= 0) {
+    shutdown(request_fd_,
+             SHUT_WR);  // a socket channel: its reply fd keeps the socket open (ENOTSOCK on a pipe)
+  }
   close_fd(request_fd_);  // end of input asks the worker to exit on its own
   const auto deadline = std::chrono::steady_clock::now() + kGracePeriod;
   int status = 0;
@@ -418,8 +487,18 @@ void WorkerProcess::stop() {
   }
   kill(-pid_, SIGKILL);
   pid_ = -1;
+  reap_group_leftovers();
   drain_log(true);
   close_fds();
+}
+
+void WorkerProcess::reap_group_leftovers() const {
+  // Members of the group whose parent died first are re-parented to kforge when it is a subreaper (it is
+  // once a candidate zygote runs): collect their exit statuses so they do not stay zombies.
+  if (group_ > 0) {
+    while (waitpid(-group_, nullptr, WNOHANG) > 0) {
+    }
+  }
 }
 
 void WorkerProcess::close_fds() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runner/memory_watchdog.hpp"
+#include "runner/sandbox.hpp"
 #include "runner/sandbox_policy.hpp"
 
 namespace kforge::runner {
@@ -24,7 +25,13 @@ struct WorkerLaunch {
   std::vector<std::pair<std::string, std::string>> environment;
   std::filesystem::path working_directory;
   std::optional<SandboxPolicy> sandbox;  // set for untrusted code: applied between fork and exec
+  // fds 3 and 4 are one AF_UNIX stream socket instead of two pipes, so that a request can carry file
+  // descriptors (the candidate zygote receives each candidate's pipes this way).
+  bool socket_channel = false;
 };
+
+// The environment layer of a sandbox status: "on (only NAME, NAME, ...)".
+std::string environment_summary(const WorkerLaunch& launch);
 
 enum class WorkerFailureKind { timeout, exited, signaled, protocol };
 
@@ -48,6 +55,10 @@ class WorkerProcess {
   // Throws std::runtime_error when the process cannot be started (an environment problem), also when
   // its sandbox's mode requires a layer that this kernel or the child could not set up.
   static WorkerProcess start(const WorkerLaunch& launch);
+  // Takes charge of a process this one did not fork but is the parent of (a candidate the zygote forked
+  // and that was re-parented here, see candidate_zygote.hpp), speaking the same protocol on these fds.
+  static WorkerProcess adopt(pid_t pid, int request_fd, int reply_fd, int log_fd,
+                             nlohmann::json sandbox_status, std::optional<std::uint64_t> memory_limit);
 
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -57,6 +68,9 @@ class WorkerProcess {
 
   // Sends one request and waits for its reply; on timeout or death the group is killed and reaped.
   WorkerReply call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+  // The same, passing these file descriptors along with the request (needs WorkerLaunch::socket_channel).
+  WorkerReply call_passing(const nlohmann::json& request, const std::vector<int>& fds,
+                           std::chrono::milliseconds timeout);
 
   void suspend() const;  // SIGSTOP the group, e.g. while the other side is being timed
   void resume() const;   // SIGCONT
@@ -66,6 +80,8 @@ class WorkerProcess {
   std::string log_tail() const { return log_; }
   // The sandbox's layers as PreparedSandbox::status() reports them; null for an unsandboxed worker.
   const nlohmann::json& sandbox_status() const { return sandbox_status_; }
+  // What the child reported layer by layer (empty for an unsandboxed or adopted worker).
+  const SandboxReport& sandbox_report() const { return sandbox_report_; }
 
  private:
   WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd);
@@ -75,6 +91,8 @@ class WorkerProcess {
   WorkerFailure kill_and_reap(WorkerFailureKind kind, std::string message);
   std::optional<WorkerFailure> enforce_memory_limit();
   void close_fds();
+  bool send_request(const std::string& line, const std::vector<int>& fds) const;
+  void reap_group_leftovers() const;
 
   pid_t pid_ = -1;
   int request_fd_ = -1;
@@ -83,6 +101,8 @@ class WorkerProcess {
   std::string pending_;
   std::string log_;
   nlohmann::json sandbox_status_;
+  SandboxReport sandbox_report_;
+  pid_t group_ = -1;  // the process group, kept after pid_ is reaped to collect what the group left
   std::optional<MemoryWatchdog> watchdog_;
 };
 

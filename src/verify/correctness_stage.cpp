@@ -78,9 +78,7 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
   const auto start = Clock::now();
   const auto seed = context.settings.seed + 1 + static_cast<std::uint64_t>(trial);
   auto& stage = context.verdict.stage(StageName::correctness);
-  const auto timeout = context.call_timeout();
-  const auto inputs =
-      call_worker(*context.judge, {{"op", "start_trial"}, {"trial", trial}, {"seed", seed}}, timeout);
+  const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", seed}});
   if (!inputs.ok) {
     context.fail_evaluation("problem",
                             fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
@@ -90,8 +88,7 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
     context.evidence.problem_float_dtypes =
         inputs.body.value("input_dtypes", nlohmann::json::array()).get<std::vector<std::string>>();
   }
-  const auto run =
-      call_worker(*context.candidate, {{"op", "run"}, {"inputs", inputs.body["inputs"]}}, timeout);
+  const auto run = context.candidate_call({{"op", "run"}, {"inputs", inputs.body["inputs"]}});
   if (!run.ok) {
     if (run.kind == "compile_error") {
       context.fail_stage(StageName::compile, "Triton compilation failed at the first forward: " + run.message,
@@ -110,9 +107,9 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
                         {"container", run.body.value("container", nlohmann::json(nullptr))},
                         {"container_length", run.body.value("container_length", nlohmann::json(nullptr))}});
   context.evidence.traces.push_back(run.body.value("trace", nlohmann::json::object()));
-  const auto check = call_worker(*context.judge, check_request, timeout);
-  call_worker(*context.candidate, {{"op", "release"}}, timeout);
-  call_worker(*context.judge, {{"op", "end_trial"}, {"trial", trial}}, timeout);
+  const auto check = context.judge_call(check_request);
+  context.candidate_call({{"op", "release"}});
+  context.judge_call({{"op", "end_trial"}, {"trial", trial}});
   if (!check.ok) {
     if (check.kind == "bad_output") {
       context.fail_stage(StageName::correctness, fmt::format("trial {}: {}", trial, check.message), check);

@@ -1,5 +1,7 @@
 #include "verify/eval_context.hpp"
 
+#include <fmt/format.h>
+
 namespace kforge::verify {
 namespace {
 
@@ -24,6 +26,21 @@ std::string check_for_call(const CallResult& call) {
 }
 
 }  // namespace
+
+CallResult EvalContext::judge_call(nlohmann::json request) const {
+  if (request.contains("trial")) {
+    request["trial"] = fmt::format("{}:{}", evaluation_id, request["trial"].dump());
+  }
+  request["transfer_dir"] = transfer_dir;
+  request["evaluation"] = evaluation_id;
+  const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
+  return session->call(request, call_timeout());
+}
+
+CallResult EvalContext::candidate_call(const nlohmann::json& request) const {
+  const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
+  return call_worker(*candidate, request, call_timeout());
+}
 
 void EvalContext::fail_stage(StageName name, const std::string& summary, const CallResult& call) const {
   auto& stage = verdict.stage(name);

@@ -4,25 +4,37 @@
 #include <optional>
 #include <string>
 
+#include "runner/gpu_gate.hpp"
 #include "runner/worker_process.hpp"
 #include "verify/eval_settings.hpp"
+#include "verify/problem_session.hpp"
 #include "verify/runtime_evidence.hpp"
 #include "verify/verdict.hpp"
 #include "verify/worker_call.hpp"
 
 namespace kforge::verify {
 
-// What the stages of one evaluation share: the settings, the verdict being filled in and the two
-// workers. Stages write their own StageResult; a failed stage sets the verdict's outcome.
+// What the stages of one evaluation share: the settings, the verdict being filled in, the problem's
+// (shared) judge session and this evaluation's candidate worker. Stages write their own StageResult; a
+// failed stage sets the verdict's outcome.
 struct EvalContext {
   const EvalSettings& settings;
   Verdict& verdict;
-  runner::WorkerProcess* judge = nullptr;
+  ProblemSession* session = nullptr;
   runner::WorkerProcess* candidate = nullptr;
   std::string candidate_code_path;  // the file the candidate worker imports
-  std::string shm_prefix;           // names of this evaluation's shared-memory buffers
+  std::string transfer_dir;         // this evaluation's CPU tensor buffers
+  std::string evaluation_id;        // tells this evaluation's trials apart in the shared judge
+  runner::GpuGate* gate = nullptr;  // other evaluations on the same GPU; null when none share it
+  bool timing_exclusive = false;    // the performance stage holds the GPU alone: no shared use inside
   bool on_gpu = false;
   RuntimeEvidence evidence;  // traces of the candidate's forward calls, filled by correctness and runtime
+
+  // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
+  // transfer folder added; on a GPU the call counts as shared use of the gate.
+  CallResult judge_call(nlohmann::json request) const;
+  // A request to this evaluation's candidate worker, with the same gate rule.
+  CallResult candidate_call(const nlohmann::json& request) const;
 
   std::chrono::milliseconds call_timeout() const {
     return std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000.0));

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "rules/static_analysis.hpp"
@@ -52,6 +53,19 @@ std::optional<std::string> read_source(const fs::path& path, const char* role, V
     return std::nullopt;
   }
   return text.str();
+}
+
+// The candidate's text: given inline (a batch line's completion) or read from its file.
+std::optional<std::string> read_candidate(const EvalSettings& settings, Verdict& verdict) {
+  if (!settings.candidate_text) {
+    return read_source(settings.candidate_path, "candidate", verdict);
+  }
+  if (settings.candidate_text->size() > kMaxSourceBytes) {
+    verdict.outcome = Outcome::error;
+    verdict.error = EvaluationError{"usage", "the candidate text is larger than 16 MiB"};
+    return std::nullopt;
+  }
+  return *settings.candidate_text;
 }
 
 nlohmann::json settings_json(const EvalSettings& settings) {
@@ -126,52 +140,17 @@ bool run_static_stage(const std::string& code, const std::string& problem_source
   return true;
 }
 
-// Starts the judge and loads the problem; the device it reports decides how the candidate runs.
-std::optional<nlohmann::json> start_judge(EvalContext& context, runner::WorkerProcess& judge,
-                                          const std::string& interpreter) {
-  const auto& settings = context.settings;
-  const auto load = call_worker(judge,
-                                {{"op", "load"},
-                                 {"device", settings.device},
-                                 {"prefix", context.shm_prefix},
-                                 {"problem_path", fs::absolute(settings.problem_path).string()},
-                                 {"seed", settings.seed},
-                                 {"small", settings.small},
-                                 {"sizes", nlohmann::json(settings.sizes)}},
-                                context.call_timeout() * 2);
-  if (!load.ok) {
-    if (load.process_lost) {  // the worker died before answering: usually a Python without torch
-      context.fail_evaluation(
-          "environment",
-          fmt::format(
-              "the judge worker ({}) ended before answering: {}. Check that this Python can import torch "
-              "(or pass --python / set KFORGE_PYTHON). Its log:\n{}",
-              interpreter, load.message, trim_log(judge.log_tail(), "")));
-      return std::nullopt;
-    }
-    const std::string kind = load.kind == "environment" || load.kind == "usage" ? load.kind : "problem";
-    context.fail_evaluation(kind, load.message);
-    return std::nullopt;
-  }
-  context.verdict.device = load.body["device"];
-  context.verdict.problem["sizes"] = load.body["sizes"];
-  context.on_gpu = context.verdict.device.value("device", "cpu") != "cpu";
-  return load.body;
-}
-
 // Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs.
-bool run_compile_stage(EvalContext& context, const nlohmann::json& judge_load) {
+bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
-  const auto load = call_worker(*context.candidate,
-                                {{"op", "load"},
-                                 {"device", context.verdict.device["device"]},
-                                 {"prefix", context.shm_prefix},
-                                 {"candidate_path", context.candidate_code_path},
-                                 {"seed", context.settings.seed},
-                                 {"init_inputs", judge_load["init_inputs"]},
-                                 {"forward_arity", judge_load["input_count"]}},
-                                context.call_timeout());
+  const auto load = context.candidate_call({{"op", "load"},
+                                            {"device", context.verdict.device["device"]},
+                                            {"transfer_dir", context.transfer_dir},
+                                            {"candidate_path", context.candidate_code_path},
+                                            {"seed", context.settings.seed},
+                                            {"init_inputs", init_inputs},
+                                            {"forward_arity", context.session->load_reply()["input_count"]}});
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {
@@ -194,29 +173,87 @@ void mark_remaining_not_run(Verdict& verdict) {
   }
 }
 
-void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code) {
-  const auto python = runner::find_python_environment(settings.python);
-  const auto scratch = runner::ScratchSpace::create();
-  const fs::path code_path = scratch.directory() / "code" / "candidate.py";
+// Frees the judge's buffers of one evaluation however the evaluation ends.
+class EvaluationInSession {
+ public:
+  EvaluationInSession(ProblemSession& session, const EvalSettings& settings)
+      : session_(session), id_(session.new_evaluation_id()), timeout_(settings.timeout_s) {}
+  EvaluationInSession(const EvaluationInSession&) = delete;
+  EvaluationInSession& operator=(const EvaluationInSession&) = delete;
+  EvaluationInSession(EvaluationInSession&&) = delete;
+  EvaluationInSession& operator=(EvaluationInSession&&) = delete;
+  ~EvaluationInSession() {
+    session_.end_evaluation(id_, std::chrono::milliseconds(static_cast<long>(timeout_ * 1000.0)));
+  }
+  const std::string& id() const { return id_; }
+
+ private:
+  ProblemSession& session_;
+  std::string id_;
+  double timeout_;
+};
+
+// A scratch space in the zygote's folders when there is a zygote (its sandbox opens only those).
+runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote) {
+  return zygote != nullptr ? zygote->new_scratch() : runner::ScratchSpace::create();
+}
+
+// Forked by the zygote when there is one; started fresh without one or once the zygote is lost.
+runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const ProblemSession& session,
+                                      const runner::ScratchSpace& scratch,
+                                      const runner::CandidateSandboxContext& context, bool on_gpu) {
+  if (zygote != nullptr && !zygote->lost()) {
+    try {
+      return zygote->fork_candidate(scratch, context);
+    } catch (const std::runtime_error&) {
+      if (!zygote->lost()) {
+        throw;  // a sandbox layer failed: a fresh start would fail the same way
+      }
+    }
+  }
+  return runner::WorkerProcess::start(
+      runner::make_candidate_launch(session.python(), scratch.directory(), !on_gpu, context));
+}
+
+void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
+                       ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote) {
+  if (session.load_error()) {
+    verdict.outcome = Outcome::error;
+    verdict.error = *session.load_error();
+    return;
+  }
+  verdict.device = session.device();
+  verdict.problem["sizes"] = session.load_reply()["sizes"];
+  const auto scratch = new_scratch(zygote);
+  const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
   fs::create_directories(code_path.parent_path());
   std::ofstream(code_path, std::ios::binary) << code;
 
-  const bool cpu_requested = settings.device == "cpu";
-  auto judge = runner::WorkerProcess::start(
-      runner::make_worker_launch(runner::WorkerRole::judge, python, scratch.directory(), cpu_requested));
-  EvalContext context{settings, verdict, &judge, nullptr, code_path.string(), scratch.shm_prefix(),
-                      false,    {}};
-  const auto judge_load = start_judge(context, judge, python.interpreter.string());
-  if (!judge_load) {
+  const EvaluationInSession evaluation(session, settings);
+  EvalContext context{settings,
+                      verdict,
+                      &session,
+                      nullptr,
+                      code_path.string(),
+                      scratch.transfer_directory().string(),
+                      evaluation.id(),
+                      gate,
+                      false,
+                      session.on_gpu(),
+                      {}};
+  context.evidence.on_gpu = context.on_gpu;
+  const auto init = context.judge_call({{"op", "export_init"}});
+  if (!init.ok) {
+    context.fail_evaluation("problem", "the judge could not share the init inputs: " + init.message);
     return;
   }
-  auto candidate = runner::WorkerProcess::start(
-      runner::make_candidate_launch(python, scratch.directory(), !context.on_gpu,
-                                    {{judge.pid()}, settings.timeout_s, {settings.problem_path}}));
+  auto candidate = start_candidate(
+      zygote, session, scratch,
+      {{session.judge_pid()}, settings.timeout_s, {settings.problem_path}, scratch.transfer_directory()},
+      context.on_gpu);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
   context.candidate = &candidate;
-  context.evidence.on_gpu = context.on_gpu;
-  if (!run_compile_stage(context, *judge_load) || !run_correctness_stage(context) ||
+  if (!run_compile_stage(context, init.body["init_inputs"]) || !run_correctness_stage(context) ||
       !run_runtime_stage(context)) {
     return;
   }
@@ -226,22 +263,28 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   }
 }
 
-}  // namespace
-
-Verdict evaluate(const EvalSettings& settings) {
-  const auto start = Clock::now();
+Verdict new_verdict(const EvalSettings& settings) {
   Verdict verdict = Verdict::with_all_stages_pending();
   verdict.settings = settings_json(settings);
   verdict.problem = {{"path", settings.problem_path.string()}};
   verdict.candidate = {{"path", settings.candidate_path.string()}};
+  return verdict;
+}
+
+// Reads the two files and runs extract and static; the worker stages run only when
+// `with_session` gives a session (it is asked for only when they are reached).
+Verdict evaluate_until_session(const EvalSettings& settings,
+                               const std::function<ProblemSession&()>& with_session, runner::GpuGate* gate,
+                               runner::CandidateZygote* zygote) {
+  const auto start = Clock::now();
+  Verdict verdict = new_verdict(settings);
   try {
     const auto problem_text = read_source(settings.problem_path, "problem", verdict);
-    const auto candidate_text =
-        problem_text ? read_source(settings.candidate_path, "candidate", verdict) : std::nullopt;
+    const auto candidate_text = problem_text ? read_candidate(settings, verdict) : std::nullopt;
     if (candidate_text) {
       const auto code = run_extract_stage(*candidate_text, verdict);
       if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
-        run_worker_stages(settings, verdict, *code);
+        run_worker_stages(settings, verdict, *code, with_session(), gate, zygote);
       }
     }
   } catch (const std::exception& exc) {
@@ -251,6 +294,20 @@ Verdict evaluate(const EvalSettings& settings) {
   mark_remaining_not_run(verdict);
   verdict.duration_s = seconds_since(start);
   return verdict;
+}
+
+}  // namespace
+
+Verdict evaluate(const EvalSettings& settings) {
+  std::optional<ProblemSession> session;
+  return evaluate_until_session(
+      settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr, nullptr);
+}
+
+Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,
+                            runner::CandidateZygote* zygote) {
+  return evaluate_until_session(
+      settings, [&]() -> ProblemSession& { return session; }, gate, zygote);
 }
 
 }  // namespace kforge::verify

@@ -1,12 +1,22 @@
 #pragma once
 
+#include "runner/candidate_zygote.hpp"
+#include "runner/gpu_gate.hpp"
 #include "verify/eval_settings.hpp"
+#include "verify/problem_session.hpp"
 #include "verify/verdict.hpp"
 
 namespace kforge::verify {
 
-// Runs extract → static → compile → correctness → performance and returns the verdict. Never throws:
-// every failure, the candidate's or the environment's, ends up in the verdict.
+// Runs extract → static → compile → correctness → runtime → performance and returns the verdict.
+// Never throws: every failure, the candidate's or the environment's, ends up in the verdict. Starts a
+// judge of its own (only when the static stage passed).
 Verdict evaluate(const EvalSettings& settings);
+
+// The same with a problem session shared with other evaluations (settings must have the session's
+// key); `gate` serialises this GPU's timing against them (null: nothing else uses the GPU); `zygote`
+// forks the candidate process (null: the candidate is started fresh).
+Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,
+                            runner::CandidateZygote* zygote);
 
 }  // namespace kforge::verify

@@ -15,7 +15,8 @@ namespace kforge::verify {
 struct EvalSettings {
   std::filesystem::path problem_path;
   std::filesystem::path candidate_path;
-  std::string device = "auto";  // auto | cpu | cuda:N
+  std::optional<std::string> candidate_text;  // inline candidate (e.g. an LLM completion); else the file
+  std::string device = "auto";                // auto | cpu | cuda:N
   int trials = 5;
   std::uint64_t seed = 42;
   std::optional<double> atol;
@@ -26,6 +27,7 @@ struct EvalSettings {
   bool measure_performance = true;
   measure::TimingPolicyConfig timing;
   rules::Profile profile = rules::Profile::strict;
+  std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   std::optional<std::filesystem::path> python;
 };
 

@@ -34,10 +34,10 @@ struct ProbeResult {
 
 ProbeResult probe(EvalContext& context, nlohmann::json request) {
   request["op"] = "run";
-  ProbeResult result{call_worker(*context.candidate, request, context.call_timeout()), {}};
+  ProbeResult result{context.candidate_call(request), {}};
   if (result.run.ok) {
     context.evidence.traces.push_back(result.run.body.value("trace", nlohmann::json::object()));
-    result.check = call_worker(*context.judge, check_request(context, result.run), context.call_timeout());
+    result.check = context.judge_call(check_request(context, result.run));
   }
   return result;
 }
@@ -62,17 +62,15 @@ class RuntimeProbes {
   // False when the evaluation itself failed (stage or evaluation already marked).
   bool run(std::vector<rules::Finding>& findings, nlohmann::json& details) {
     const auto seed = context_.settings.seed + kProbeSeedOffset;
-    const auto timeout = context_.call_timeout();
-    const auto inputs = call_worker(*context_.judge,
-                                    {{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", seed}}, timeout);
+    const auto inputs = context_.judge_call({{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", seed}});
     if (!inputs.ok) {
       context_.fail_evaluation("problem", "the judge could not prepare the runtime probe: " + inputs.message);
       return false;
     }
     const bool ok =
         baseline(inputs.body["inputs"]) && refresh(seed + 1, findings, details) && ghost(findings, details);
-    call_worker(*context_.candidate, {{"op", "release"}}, timeout);
-    call_worker(*context_.judge, {{"op", "end_trial"}, {"trial", kProbeTrial}}, timeout);
+    context_.candidate_call({{"op", "release"}});
+    context_.judge_call({{"op", "end_trial"}, {"trial", kProbeTrial}});
     return ok;
   }
 
@@ -85,8 +83,7 @@ class RuntimeProbes {
 
   bool refresh(std::uint64_t seed, std::vector<rules::Finding>& findings, nlohmann::json& details) {
     const auto refreshed =
-        call_worker(*context_.judge, {{"op", "refresh_trial"}, {"trial", kProbeTrial}, {"seed", seed}},
-                    context_.call_timeout());
+        context_.judge_call({{"op", "refresh_trial"}, {"trial", kProbeTrial}, {"seed", seed}});
     if (!refreshed.ok) {
       context_.fail_evaluation("problem",
                                "the judge could not refresh the probe inputs: " + refreshed.message);

@@ -380,7 +380,8 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
   ASSERT_EQ(setenv("KFORGE_TEST_SECRET", "hunter2", 1), 0);
   ASSERT_EQ(setenv("KFORGE_SANDBOX", "best-effort", 1), 0);
   const PythonEnvironment python{kPython, root_ / "python"};
-  auto launch = make_candidate_launch(python, root_, true, CandidateSandboxContext{{judge_.pid()}, 30.0, {}});
+  auto launch =
+      make_candidate_launch(python, root_, true, CandidateSandboxContext{{judge_.pid()}, 30.0, {}, {}});
   unsetenv("KFORGE_TEST_SECRET");
   unsetenv("KFORGE_SANDBOX");
   launch.executable = "/bin/sh";

@@ -48,6 +48,8 @@ def run_eval(problem: Path, candidate: Path, *extra: str, device: str = "cpu") -
         args.append("--small")
     if "--timeout" not in extra:
         args += ["--timeout", "20"]
+    if "--store" not in extra:
+        args.append("--no-store")  # each test evaluates for real; the store has tests of its own
     args += [arg for arg in extra if arg != "--no-small"]
     result = run_kforge(*args)
     try:

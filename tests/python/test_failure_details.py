@@ -19,7 +19,8 @@ def worker_processes() -> set[int]:
 
 
 def shared_memory_files() -> set[str]:
-    return {name for name in os.listdir("/dev/shm") if name.startswith("kf-")}
+    """The per-evaluation transfer folders kforge makes on /dev/shm (removed when the evaluation ends)."""
+    return {name for name in os.listdir("/dev/shm") if name.startswith("kforge-")}
 
 
 def candidate_for(name: str) -> tuple[Path, Path]:

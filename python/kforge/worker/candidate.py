@@ -27,7 +27,7 @@ from kforge.worker.tracebacks import exception_summary
 @dataclass
 class CandidateState:
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
-    prefix: str = "kf"
+    transfer_dir: str = ""  # this evaluation's buffer folder (CPU tensors)
     path: str = ""
     model: torch.nn.Module | None = None
     importer: SharedTensorImporter | None = None
@@ -132,12 +132,12 @@ class CandidateWorker:
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
         state = self.state
         state.device = select_device(str(request["device"]))
-        state.prefix = str(request["prefix"])
+        state.transfer_dir = str(request["transfer_dir"])
         state.path = str(request["candidate_path"])
         if state.device.type == "cpu":
             prepare_triton_interpreter()
         state.recorder.install()
-        importer = SharedTensorImporter(state.device, state.prefix, cuda_driver_for(state.device))
+        importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         state.init_buffers.append(importer)
         init_inputs = [values.decode(item, importer.open) for item in request["init_inputs"]]
         try:
@@ -160,7 +160,7 @@ class CandidateWorker:
 
     def _open_inputs(self, encoded: list[Any]) -> list[Any]:
         state = self.state
-        state.importer = SharedTensorImporter(state.device, state.prefix, cuda_driver_for(state.device))
+        state.importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         return [values.decode(item, state.importer.open) for item in encoded]
 
     def _call(self, inputs: list[Any]) -> Any:
@@ -198,7 +198,7 @@ class CandidateWorker:
 
     def _export_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
         state = self.state
-        state.exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
+        state.exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         container = type(result).__name__ if isinstance(result, (tuple, list)) else None
         outputs = correctness.flatten_outputs(result)
         if container is not None and len(outputs) > correctness.MAX_OUTPUTS:

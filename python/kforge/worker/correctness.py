@@ -9,6 +9,8 @@ integers and booleans exact. An element passes when |out - ref| <= atol + rtol *
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +66,12 @@ def _nonfinite_mismatch(out: torch.Tensor, ref: torch.Tensor) -> int:
     return int((nan_mismatch | inf_mismatch | sign_mismatch).sum().item())
 
 
+def _finite(value: float) -> float:
+    """Error statistics travel as JSON, which has no infinity: an overflowing error (garbage int64
+    against an exact-match tolerance) is reported as the largest float instead."""
+    return value if math.isfinite(value) else sys.float_info.max
+
+
 def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) -> dict[str, Any]:
     """Error statistics of one output against its reference; 'passed' says if it is within tolerance."""
     report: dict[str, Any] = {
@@ -86,12 +94,12 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) -
     diff_norm = float(torch.linalg.vector_norm(diff).item()) if ref.numel() else 0.0
     tiny = torch.finfo(wide).tiny
     report.update(
-        max_abs_error=float(diff.max().item()) if diff.numel() else 0.0,
+        max_abs_error=_finite(float(diff.max().item())) if diff.numel() else 0.0,
         # Relative to max(|ref|, atol): elements near zero are judged by atol, so they must not blow it up.
-        max_rel_error=float((diff / ref_abs.clamp_min(max(tolerance.atol, tiny))).max().item())
+        max_rel_error=_finite(float((diff / ref_abs.clamp_min(max(tolerance.atol, tiny))).max().item()))
         if diff.numel()
         else 0.0,
-        rel_l2_error=diff_norm / ref_norm if ref_norm > 0 else diff_norm,
+        rel_l2_error=_finite(diff_norm / ref_norm if ref_norm > 0 else diff_norm),
         mismatched_elements=mismatched,
         nonfinite_mismatches=nonfinite,
         total_elements=ref.numel(),

@@ -5,6 +5,7 @@ computes reference outputs, and compares what the candidate hands back. Run by t
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -19,6 +20,7 @@ from kforge.worker.timing import SampleTimer
 from kforge.worker.tracebacks import exception_summary
 
 SMALL_SIZES_NAME = "KFORGE_SMALL"
+DEFAULT_REFERENCE_CACHE = 8  # seeds whose inputs and outputs a judge keeps (trials, probe, timing)
 
 
 @dataclass
@@ -26,20 +28,35 @@ class Trial:
     exporter: SharedTensorExporter
     shared: list[torch.Tensor]  # what the candidate sees, in export order
     pristine: list[torch.Tensor]  # untouched copies, same order
-    private_inputs: list[Any]
+    reference_inputs: list[Any]  # the inputs the reference ran on (cached, never handed out)
     reference: list[Any]
     reference_container: str | None = None  # "tuple"/"list" when forward returned several outputs
+    private_inputs: list[Any] | None = None  # a private copy for timing the reference, made on demand
+
+
+@dataclass
+class Reference:
+    """One seed's inputs and reference outputs, computed once and reused by every candidate."""
+
+    inputs: list[Any]  # on the device; never shared, never modified
+    outputs: list[Any]
+    container: str | None
+    float_dtypes: list[str]
 
 
 @dataclass
 class JudgeState:
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
-    prefix: str = "kf"
     problem: ModuleType | None = None
     problem_path: str = ""
     model: torch.nn.Module | None = None
-    trials: dict[int, Trial] = field(default_factory=dict)
+    init_inputs: list[Any] = field(default_factory=list)
+    trials: dict[str, Trial] = field(default_factory=dict)  # key: "<evaluation>:<trial>"
+    init_exporters: dict[str, SharedTensorExporter] = field(default_factory=dict)  # key: evaluation
+    references: OrderedDict[int, Reference] = field(default_factory=OrderedDict)
+    reference_cache_size: int = DEFAULT_REFERENCE_CACHE
     timer: SampleTimer | None = None
+    compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
 
 
 def _apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +111,8 @@ class Judge:
     def handlers(self) -> dict[str, protocol.Handler]:
         return {
             "load": self.load,
+            "export_init": self.export_init,
+            "end_evaluation": self.end_evaluation,
             "start_trial": self.start_trial,
             "check_trial": self.check_trial,
             "end_trial": self.end_trial,
@@ -102,10 +121,11 @@ class Judge:
         }
 
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Import the problem and build Model once; every candidate of this problem reuses it."""
         state = self.state
         state.device = select_device(str(request["device"]))
-        state.prefix = str(request["prefix"])
         state.problem_path = str(request["problem_path"])
+        state.reference_cache_size = max(1, int(request.get("reference_cache", DEFAULT_REFERENCE_CACHE)))
         try:
             problem = load_module_from_path(state.problem_path, "kforge_problem")
         except WorkerError:
@@ -127,84 +147,118 @@ class Judge:
             model = problem.Model(*init_inputs).to(state.device).eval()
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("Model construction", exc, state) from None
-        state.problem, state.model = problem, model
-        init_exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
-        state.trials[-1] = Trial(
-            init_exporter, [], [], [], []
-        )  # init-input buffers live as long as the judge
-        encoded = [values.encode(value, init_exporter.export) for value in init_inputs]
+        state.problem, state.model, state.init_inputs = problem, model, init_inputs
         try:
-            input_count = len(problem.get_inputs())
+            sample_inputs = list(problem.get_inputs())
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("get_inputs", exc, state) from None
-        return {
-            "init_inputs": encoded,
-            "input_count": input_count,
-            "device": device_facts(state.device),
-            "sizes": sizes,
-        }
+        input_bytes = sum(value.nbytes for value in sample_inputs if isinstance(value, torch.Tensor))
+        reply = {"input_count": len(sample_inputs), "device": device_facts(state.device), "sizes": sizes}
+        reply["input_bytes"] = input_bytes  # the scheduler's estimate of an evaluation's GPU memory
+        if state.device.type == "cuda":
+            free, total = torch.cuda.mem_get_info(state.device)
+            reply["gpu_memory"] = {"free": free, "total": total}
+        return reply
 
-    def start_trial(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Fresh inputs from the trial's seed; the reference runs on a private copy of them."""
+    def export_init(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The init inputs, copied into buffers of one evaluation (a candidate may scribble on its own)."""
         state = self.state
+        evaluation = str(request["evaluation"])
+        exporter = self._exporter(request)
+        previous = state.init_exporters.pop(evaluation, None)
+        if previous is not None:
+            previous.release()
+        state.init_exporters[evaluation] = exporter
+        return {"init_inputs": [values.encode(value, exporter.export) for value in state.init_inputs]}
+
+    def end_evaluation(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Free every buffer of one evaluation, whatever state its candidate left it in."""
+        evaluation = str(request["evaluation"])
+        for key in [key for key in self.state.trials if key.split(":", 1)[0] == evaluation]:
+            self.state.trials.pop(key).exporter.release()
+        exporter = self.state.init_exporters.pop(evaluation, None)
+        if exporter is not None:
+            exporter.release()
+        return {}
+
+    def _exporter(self, request: dict[str, Any]) -> SharedTensorExporter:
+        device = self.state.device
+        return SharedTensorExporter(device, str(request["transfer_dir"]), cuda_driver_for(device))
+
+    def _importer(self, request: dict[str, Any]) -> SharedTensorImporter:
+        device = self.state.device
+        return SharedTensorImporter(device, str(request["transfer_dir"]), cuda_driver_for(device))
+
+    def _reference(self, seed: int) -> Reference:
+        """Inputs from the seed and the reference's outputs on a private copy; cached by seed."""
+        state = self.state
+        cached = state.references.get(seed)
+        if cached is not None:
+            state.references.move_to_end(seed)
+            return cached
         assert state.problem is not None and state.model is not None, "load first"
-        trial_id, seed = int(request["trial"]), int(request["seed"])
         try:
             torch.manual_seed(seed)
             inputs = [_to_device(value, state.device) for value in state.problem.get_inputs()]
             private_inputs = [_clone(value) for value in inputs]
             with torch.no_grad():
                 raw_reference = state.model(*private_inputs)
-            reference = correctness.flatten_outputs(raw_reference)
+            outputs = correctness.flatten_outputs(raw_reference)
             container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
             if state.device.type == "cuda":
                 torch.cuda.synchronize(state.device)
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
-        exporter = SharedTensorExporter(state.device, state.prefix, cuda_driver_for(state.device))
-        trial = Trial(exporter, [], [], private_inputs, reference, container)
+        reference = Reference(inputs, outputs, container, _float_dtypes(inputs))
+        state.references[seed] = reference
+        while len(state.references) > state.reference_cache_size:
+            state.references.popitem(last=False)
+        return reference
+
+    def start_trial(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Fresh inputs from the trial's seed, copied into buffers of the evaluation's own."""
+        state = self.state
+        key, seed = str(request["trial"]), int(request["seed"])
+        reference = self._reference(seed)
+        exporter = self._exporter(request)
+        trial = Trial(exporter, [], [], reference.inputs, reference.outputs, reference.container)
 
         def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
             descriptor = exporter.export(tensor)
             trial.shared.append(exporter.last_view)
-            trial.pristine.append(tensor.clone())
+            trial.pristine.append(tensor)
             return descriptor
 
-        encoded = [values.encode(value, export_and_remember) for value in inputs]
-        state.trials[trial_id] = trial
-        return {"inputs": encoded, "input_dtypes": _float_dtypes(inputs)}
+        encoded = [values.encode(value, export_and_remember) for value in reference.inputs]
+        previous = state.trials.pop(key, None)
+        if previous is not None:
+            previous.exporter.release()
+        state.trials[key] = trial
+        return {"inputs": encoded, "input_dtypes": reference.float_dtypes}
 
     def refresh_trial(self, request: dict[str, Any]) -> dict[str, Any]:
         """New values from a new seed, written into the same shared buffers the candidate holds: its
         next output must follow them (a cache keyed on pointers or shapes cannot)."""
-        state = self.state
-        assert state.problem is not None and state.model is not None, "load first"
-        trial = state.trials[int(request["trial"])]
-        try:
-            torch.manual_seed(int(request["seed"]))
-            fresh = [_to_device(value, state.device) for value in state.problem.get_inputs()]
-            tensors = [value for value in fresh if isinstance(value, torch.Tensor)]
-            if len(tensors) != len(trial.shared) or any(
-                new.shape != old.shape or new.dtype != old.dtype
-                for new, old in zip(tensors, trial.shared, strict=True)
-            ):
-                return {"refreshed": False, "reason": "get_inputs() gives other shapes for another seed"}
-            for new, shared in zip(tensors, trial.shared, strict=True):
-                shared.copy_(new)
-            trial.pristine = [tensor.clone() for tensor in tensors]
-            trial.private_inputs = [_clone(value) for value in fresh]
-            with torch.no_grad():
-                trial.reference = correctness.flatten_outputs(state.model(*trial.private_inputs))
-            if state.device.type == "cuda":
-                torch.cuda.synchronize(state.device)
-        except BaseException as exc:  # noqa: BLE001
-            raise _problem_error("reference forward", exc, state) from None
+        trial = self.state.trials[str(request["trial"])]
+        fresh = self._reference(int(request["seed"]))
+        tensors = [value for value in fresh.inputs if isinstance(value, torch.Tensor)]
+        if len(tensors) != len(trial.shared) or any(
+            new.shape != old.shape or new.dtype != old.dtype
+            for new, old in zip(tensors, trial.shared, strict=True)
+        ):
+            return {"refreshed": False, "reason": "get_inputs() gives other shapes for another seed"}
+        for new, shared in zip(tensors, trial.shared, strict=True):
+            shared.copy_(new)
+        if self.state.device.type == "cuda":
+            torch.cuda.synchronize(self.state.device)
+        trial.pristine = tensors
+        trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
+        trial.private_inputs = None
         return {"refreshed": True}
 
     def check_trial(self, request: dict[str, Any]) -> dict[str, Any]:
-        state = self.state
-        trial = state.trials[int(request["trial"])]
-        importer = SharedTensorImporter(state.device, state.prefix, cuda_driver_for(state.device))
+        trial = self._trial(request)
+        importer = self._importer(request)
         try:
             result = self._compare(trial, request, importer)
         finally:
@@ -292,29 +346,52 @@ class Judge:
             f"{report['nonfinite_mismatches']} NaN/Inf mismatches)"
         )
 
+    def _trial(self, request: dict[str, Any]) -> Trial:
+        trial = self.state.trials.get(str(request["trial"]))
+        if trial is None:
+            raise WorkerError("protocol", f"no trial {request['trial']!r} is open; start_trial first")
+        return trial
+
     def end_trial(self, request: dict[str, Any]) -> dict[str, Any]:
-        trial = self.state.trials.pop(int(request["trial"]), None)
+        trial = self.state.trials.pop(str(request["trial"]), None)
         if trial is not None:
             trial.exporter.release()
         return {}
 
+    def _timed_model(self, kind: str) -> Any:
+        """The reference as the speedup's baseline: eager PyTorch or torch.compile of the same model."""
+        state = self.state
+        if kind == "eager":
+            return state.model
+        if kind != "compile":
+            raise WorkerError("usage", f"unknown baseline {kind!r}; expected 'eager' or 'compile'")
+        if state.compiled_model is None:
+            state.compiled_model = torch.compile(state.model)
+        return state.compiled_model
+
     def time(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Time the reference on its private copy of a trial's inputs."""
+        """Time the reference (eager or compiled) on its private copy of a trial's inputs."""
         state = self.state
         if state.device.type != "cuda":
             raise WorkerError("usage", "timing needs a CUDA device")
-        trial = state.trials[int(request["trial"])]
-        model = state.model
-        assert model is not None
+        trial = self._trial(request)
+        model = self._timed_model(str(request.get("baseline", "eager")))
         if state.timer is None:
             state.timer = SampleTimer(state.device)
+        if trial.private_inputs is None:
+            trial.private_inputs = [_clone(value) for value in trial.reference_inputs]
+        inputs = trial.private_inputs
 
         def call() -> object:
             with torch.no_grad():
-                return model(*trial.private_inputs)
+                return model(*inputs)
 
-        state.timer.warm_up(call, int(request.get("warmup", 0)))
-        return {"samples_ms": state.timer.samples_ms(call, int(request["count"]))}
+        try:
+            state.timer.warm_up(call, int(request.get("warmup", 0)))
+            samples = state.timer.samples_ms(call, int(request["count"]))
+        except BaseException as exc:  # noqa: BLE001 - torch.compile may fail on the problem's model
+            raise _problem_error(f"{request.get('baseline', 'eager')} baseline", exc, state) from None
+        return {"samples_ms": samples}
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ Stdout and stderr stay free for the code under test: the supervisor captures the
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import traceback
@@ -53,11 +54,25 @@ class Channel:
         return request
 
     def send(self, response: dict[str, Any]) -> None:
-        data = json.dumps(response, allow_nan=False, separators=(",", ":")).encode() + b"\n"
+        try:
+            text = json.dumps(response, allow_nan=False, separators=(",", ":"))
+        except ValueError:  # a NaN or infinity somewhere: send it as null rather than die mid-protocol
+            text = json.dumps(_without_nonfinite(response), allow_nan=False, separators=(",", ":"))
+        data = text.encode() + b"\n"
         view = memoryview(data)
         while view:
             written = self._responses.write(view)
             view = view[written or 0 :]
+
+
+def _without_nonfinite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _without_nonfinite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nonfinite(item) for item in value]
+    return value
 
 
 def error_response(kind: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:

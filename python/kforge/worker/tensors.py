@@ -1,9 +1,10 @@
 """Hands tensors between the judge and the candidate through buffers that hold nothing else.
 
-CPU: one POSIX shared-memory file per tensor under /dev/shm. GPU: one raw driver allocation per tensor,
-shared with a CUDA IPC handle. The exporting side owns its buffers and frees them when told; the
-importing side maps them and unmaps on release. Every name carries the run's prefix so the supervisor
-can remove leftovers of a crashed process.
+CPU: one file per tensor in the evaluation's transfer folder (on /dev/shm, a tmpfs), mapped by both
+sides. GPU: one raw driver allocation per tensor, shared with a CUDA IPC handle. The exporting side owns
+its buffers and frees them when told; the importing side maps them and unmaps on release. Each
+evaluation has a folder of its own that only its candidate may open, so concurrent candidates never see
+each other's outputs; the supervisor removes the folder, leftovers of a crashed process included.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import torch
 from kforge.worker.cuda_driver import CudaDriver, DeviceBytes
 from kforge.worker.values import dtype_from_name, dtype_name
 
-SHM_DIR = "/dev/shm"
-
 
 def _nbytes(tensor: torch.Tensor) -> int:
     return tensor.numel() * tensor.element_size()
@@ -31,18 +30,18 @@ def _bytes_view(raw: torch.Tensor, dtype: torch.dtype, shape: list[int]) -> torc
     return raw.view(dtype).view(shape)
 
 
-def _check_shm_name(name: str, prefix: str) -> str:
-    if not name.startswith(prefix) or "/" in name or len(name) > 200:
-        raise ValueError(f"shared-memory name {name!r} is not one of this run's (prefix {prefix!r})")
-    return os.path.join(SHM_DIR, name)
+def _buffer_path(directory: str, name: str) -> str:
+    if not name or "/" in name or name.startswith(".") or len(name) > 200:
+        raise ValueError(f"shared buffer name {name!r} is not a plain file name of the transfer folder")
+    return os.path.join(directory, name)
 
 
 class SharedTensorExporter:
     """Copies tensors into fresh shared buffers and owns those buffers until release()."""
 
-    def __init__(self, device: torch.device, prefix: str, driver: CudaDriver | None) -> None:
+    def __init__(self, device: torch.device, directory: str, driver: CudaDriver | None) -> None:
         self._device = device
-        self._prefix = prefix
+        self._directory = directory
         self._driver = driver
         self._shm_paths: list[str] = []
         self._device_pointers: list[int] = []
@@ -68,8 +67,8 @@ class SharedTensorExporter:
         return self._views[-1]
 
     def _export_shm(self, tensor: torch.Tensor) -> dict[str, Any]:
-        name = f"{self._prefix}-{secrets.token_hex(8)}"
-        path = os.path.join(SHM_DIR, name)
+        name = f"t-{secrets.token_hex(8)}"
+        path = _buffer_path(self._directory, name)
         nbytes = _nbytes(tensor)
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         self._shm_paths.append(path)
@@ -114,9 +113,9 @@ class SharedTensorExporter:
 class SharedTensorImporter:
     """Maps the other side's buffers as tensors; release() unmaps them."""
 
-    def __init__(self, device: torch.device, prefix: str, driver: CudaDriver | None) -> None:
+    def __init__(self, device: torch.device, directory: str, driver: CudaDriver | None) -> None:
         self._device = device
-        self._prefix = prefix
+        self._directory = directory
         self._driver = driver
         self._opened_pointers: list[int] = []
 
@@ -139,7 +138,7 @@ class SharedTensorImporter:
         raise ValueError(f"unknown transport {transport!r}")
 
     def _open_shm(self, name: str, nbytes: int, dtype: torch.dtype, shape: list[int]) -> torch.Tensor:
-        path = _check_shm_name(name, self._prefix)
+        path = _buffer_path(self._directory, name)
         fd = os.open(path, os.O_RDWR)
         try:
             if os.fstat(fd).st_size != nbytes:

@@ -1,0 +1,88 @@
+"""Reference Triton solution for starter/14_batched_matmul_bf16.
+
+2-D grid: axis 0 walks the output tiles of one matrix in grouped (L2-friendly) order, axis 1
+the batch. Each program runs the usual tiled K loop with tl.dot accumulating in float32 and
+casts to bfloat16 once, at the store. Batch offsets are int64.
+
+Triton 3.6's interpreter stores bfloat16 as uint16 and its tl.dot multiplies those bit patterns
+as integers, so on CPU tensors (the interpreter's only device) the kernel widens the tiles to
+float32 before the dot (UPCAST). Every bfloat16 product is exact in float32, so that path computes
+the same sums; on the GPU the tiles go to the tensor cores as bfloat16. (The interpreter's
+float32 -> bfloat16 cast also truncates where the GPU rounds to nearest even: at most one bfloat16
+unit in the last place, well inside the 2e-2 tolerance.)
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bmm_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K,
+    stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_cb, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    UPCAST: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    batch = tl.program_id(1).to(tl.int64)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_base = a_ptr + batch * stride_ab
+    b_base = b_ptr + batch * stride_bb
+    a_ptrs = a_base + offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_base + offs_k[:, None].to(tl.int64) * stride_bk + offs_n[None, :] * stride_bn
+    mask_m = offs_m[:, None] < M
+    mask_n = offs_n[None, :] < N
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=mask_m & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n, other=0.0)
+        if UPCAST:
+            acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
+        else:
+            acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    c_base = c_ptr + batch * stride_cb
+    c_ptrs = c_base + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m & mask_n)
+
+
+class ModelNew(nn.Module):
+    BLOCK_M = 128
+    BLOCK_N = 128
+    BLOCK_K = 64
+    GROUP_M = 8
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        batch, m, k = a.shape
+        n = b.shape[2]
+        out = torch.empty((batch, m, n), dtype=a.dtype, device=a.device)
+        grid = (triton.cdiv(m, self.BLOCK_M) * triton.cdiv(n, self.BLOCK_N), batch)
+        bmm_kernel[grid](
+            a, b, out, m, n, k,
+            a.stride(0), a.stride(1), a.stride(2),
+            b.stride(0), b.stride(1), b.stride(2),
+            out.stride(0), out.stride(1), out.stride(2),
+            BLOCK_M=self.BLOCK_M, BLOCK_N=self.BLOCK_N, BLOCK_K=self.BLOCK_K, GROUP_M=self.GROUP_M,
+            UPCAST=a.device.type == "cpu", num_warps=8, num_stages=3,
+        )
+        return out

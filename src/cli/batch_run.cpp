@@ -1,0 +1,151 @@
+#include "cli/batch_run.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "report/batch_metrics.hpp"
+#include "report/progress_display.hpp"
+#include "runner/environment_probe.hpp"
+#include "runner/environment_variable.hpp"
+#include "schedule/eval_scheduler.hpp"
+
+namespace kforge::cli {
+namespace {
+
+constexpr std::size_t kMaxJobsPerDevice = 8;
+
+nlohmann::json result_line(const schedule::EvalOutcome& outcome) {
+  const auto& verdict = outcome.verdict;
+  nlohmann::json line = outcome.tags;
+  line.update({{"index", outcome.index},
+               {"problem", outcome.problem},
+               {"outcome", verdict.value("outcome", "error")},
+               {"failed_stage", verdict.value("failed_stage", nlohmann::json(nullptr))},
+               {"summary", verdict.value("summary", "")},
+               {"speedup", verdict.value("speedup", nlohmann::json(nullptr))},
+               {"device", outcome.device},
+               {"from_store", outcome.from_store},
+               {"attempts", outcome.attempts},
+               {"seconds", outcome.seconds},
+               {"verdict", verdict}});
+  const auto metrics = report::sample_result(outcome.problem, verdict);
+  line["compiled"] = metrics.compiled;
+  line["correct"] = metrics.correct;
+  return line;
+}
+
+// A sample that names no usable problem or candidate still gets a result: an error verdict.
+schedule::EvalOutcome unusable_sample(const problem::Sample& sample) {
+  nlohmann::json verdict = {{"schema", "kforge.verdict/2"},
+                            {"outcome", "error"},
+                            {"accepted", false},
+                            {"failed_stage", nullptr},
+                            {"summary", "error (usage): " + *sample.error},
+                            {"speedup", nullptr},
+                            {"stages", nlohmann::json::array()},
+                            {"error", {{"kind", "usage"}, {"message", *sample.error}}}};
+  return {sample.index, sample.problem, sample.tags, std::move(verdict), "", false, 0, 0.0};
+}
+
+std::size_t default_jobs(std::size_t devices) {
+  const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
+  return std::clamp<std::size_t>(cores / std::max<std::size_t>(devices, 1), 1, kMaxJobsPerDevice);
+}
+
+}  // namespace
+
+void add_batch_options(CLI::App& command, BatchOptions& options) {
+  command.add_option("--gpus", options.gpus,
+                     "spread the batch over these GPUs, e.g. 0,1 (default: --device)");
+  command.add_option("--jobs,-j", options.jobs,
+                     "evaluations in flight per device (default: cores per device, at most 8)");
+  command.add_option("--results", options.results, "JSON Lines file of per-sample results")
+      ->capture_default_str();
+  command.add_option("--store", options.store,
+                     "result store (SQLite); default $KFORGE_STORE or ~/.cache/kforge/results.sqlite");
+  command.add_flag("--no-store", options.no_store, "neither read nor write the result store");
+  command.add_flag("--fresh", options.fresh, "evaluate again even when the store holds a verdict");
+  command.add_flag(
+      "--no-zygote", options.no_zygote,
+      "start each candidate as a new Python process instead of forking it from the device's zygote");
+}
+
+std::vector<std::string> batch_devices(const BatchOptions& options, const std::string& device) {
+  std::vector<std::string> devices;
+  if (!options.gpus.empty()) {
+    std::stringstream list(options.gpus);
+    for (std::string item; std::getline(list, item, ',');) {
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::runtime_error(
+            fmt::format("--gpus expects GPU indices such as 0,1; got '{}'", options.gpus));
+      }
+      devices.push_back("cuda:" + item);
+    }
+    return devices;
+  }
+  if (device == "auto") {
+    const bool hidden = runner::cuda_hidden_by_environment();
+    return {runner::installed_gpu_models().empty() || hidden ? "cpu" : "cuda:0"};
+  }
+  return {device};
+}
+
+std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& samples,
+                                      const verify::EvalSettings& base, const BatchOptions& options) {
+  schedule::SchedulerOptions scheduler;
+  scheduler.devices = batch_devices(options, base.device);
+  scheduler.jobs_per_device = options.jobs > 0 ? options.jobs : default_jobs(scheduler.devices.size());
+  scheduler.reuse_stored = !options.fresh;
+  scheduler.use_zygote = !options.no_zygote;
+  std::unique_ptr<store::ResultStore> store;
+  if (!options.no_store) {
+    store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()
+                                                           : std::filesystem::path(options.store));
+    scheduler.store = store.get();
+  }
+  std::ofstream results(options.results, std::ios::binary | std::ios::trunc);
+  if (!results) {
+    throw std::runtime_error(fmt::format("cannot write the results file {}", options.results));
+  }
+  report::ProgressDisplay progress(std::cerr, samples.size(), isatty(STDERR_FILENO) != 0);
+  std::vector<nlohmann::json> lines;
+  std::mutex lines_mutex;
+  const auto on_result = [&](const schedule::EvalOutcome& outcome) {
+    auto line = result_line(outcome);
+    const std::lock_guard lock(lines_mutex);
+    // One line per finished sample, flushed at once: a killed run keeps every finished result.
+    results << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+    progress.record(line.value("outcome", "error"), outcome.from_store || outcome.attempts == 0);
+    lines.push_back(std::move(line));
+  };
+  scheduler.on_result = on_result;
+  std::vector<schedule::EvalJob> jobs;
+  for (const auto& sample : samples) {
+    if (sample.error) {
+      on_result(unusable_sample(sample));
+      continue;
+    }
+    schedule::EvalJob job;
+    job.index = sample.index;
+    job.problem = sample.problem;
+    job.settings = base;
+    job.settings.problem_path = sample.problem_path;
+    job.settings.candidate_path = sample.candidate_path.value_or("<inline>");
+    job.settings.candidate_text = sample.candidate_text;
+    job.tags = sample.tags;
+    jobs.push_back(std::move(job));
+  }
+  schedule::EvalScheduler(scheduler).run(std::move(jobs));
+  progress.finish();
+  std::sort(lines.begin(), lines.end(),
+            [](const auto& a, const auto& b) { return a.value("index", 0UL) < b.value("index", 0UL); });
+  return lines;
+}
+
+}  // namespace kforge::cli

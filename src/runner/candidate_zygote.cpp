@@ -1,0 +1,226 @@
+#include "runner/candidate_zygote.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "runner/sandbox.hpp"
+#include "runner/worker_launch.hpp"
+
+namespace kforge::runner {
+namespace {
+
+constexpr auto kForkTimeout = std::chrono::seconds(60);
+constexpr auto kStartTimeout = std::chrono::seconds(300);  // importing torch on a cold file cache
+
+// The three pipes of one candidate; kforge keeps one end of each, the candidate gets the other.
+struct CandidatePipes {
+  std::array<int, 2> requests{-1, -1};
+  std::array<int, 2> replies{-1, -1};
+  std::array<int, 2> log{-1, -1};
+
+  CandidatePipes() {
+    for (auto* pipe : {&requests, &replies, &log}) {
+      if (pipe2(pipe->data(), O_CLOEXEC) != 0) {
+        const int error = errno;
+        close_all();
+        throw std::runtime_error(fmt::format("cannot create a pipe: {}", std::strerror(error)));
+      }
+    }
+  }
+  CandidatePipes(const CandidatePipes&) = delete;
+  CandidatePipes& operator=(const CandidatePipes&) = delete;
+  CandidatePipes(CandidatePipes&&) = delete;
+  CandidatePipes& operator=(CandidatePipes&&) = delete;
+  ~CandidatePipes() { close_all(); }
+
+  std::vector<int> child_ends() const { return {requests[0], replies[1], log[1]}; }
+  void close_child_ends() {
+    for (int* fd : {requests.data(), &replies[1], &log[1]}) {
+      close_one(*fd);
+    }
+  }
+  // Hands kforge's ends to the caller: the pipes no longer close them.
+  std::array<int, 3> release_parent_ends() {
+    return {std::exchange(requests[1], -1), std::exchange(replies[0], -1), std::exchange(log[0], -1)};
+  }
+
+ private:
+  static void close_one(int& fd) {
+    if (fd >= 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  void close_all() {
+    for (auto* pipe : {&requests, &replies, &log}) {
+      close_one((*pipe)[0]);
+      close_one((*pipe)[1]);
+    }
+  }
+};
+
+std::string hex_of(const std::vector<sock_filter>& program) {
+  std::vector<unsigned char> bytes(program.size() * sizeof(sock_filter));
+  std::memcpy(bytes.data(), program.data(), bytes.size());  // the kernel's raw BPF instructions
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (const unsigned char byte : bytes) {
+    text += fmt::format("{:02x}", byte);
+  }
+  return text;
+}
+
+nlohmann::json environment_pairs(const WorkerLaunch& launch) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& [name, value] : launch.environment) {
+    pairs.push_back({name, value});
+  }
+  return pairs;
+}
+
+// The zygote's reply says how each layer went in the child: 0, or the errno of the failed call.
+int layer_error(const nlohmann::json& reply, const char* key) {
+  const auto found = reply.find(key);
+  return found != reply.end() && found->is_number_integer() ? found->get<int>() : 0;
+}
+
+std::string failure_text(const WorkerReply& reply) {
+  if (const auto* failure = std::get_if<WorkerFailure>(&reply)) {
+    return failure->message;
+  }
+  const auto& body = std::get<nlohmann::json>(reply);
+  if (body.value("ok", false)) {
+    return {};
+  }
+  const auto error = body.value("error", nlohmann::json::object());
+  return error.value("message", std::string("the zygote refused the request"));
+}
+
+}  // namespace
+
+std::unique_ptr<CandidateZygote> CandidateZygote::start(const PythonEnvironment& python, bool cpu_device,
+                                                        double call_timeout_s) {
+  // Candidates are re-parented here when the zygote's intermediate child exits, so kforge reaps them.
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    throw std::runtime_error(fmt::format("cannot become a child subreaper: {}", std::strerror(errno)));
+  }
+  ScratchSpace scratch = ScratchSpace::create();
+  auto launch =
+      make_candidate_launch(python, scratch.directory(), cpu_device,
+                            CandidateSandboxContext{{}, call_timeout_s, {}, scratch.transfer_directory()});
+  launch.arguments.back() = "kforge.worker.zygote";
+  launch.socket_channel = true;
+  if (launch.sandbox) {
+    // Each candidate installs seccomp itself (it still needs setpgid and Landlock's calls before that),
+    // and narrows these folders to its own; /proc is narrowed to the candidate's own /proc/<pid>.
+    launch.sandbox->disabled_layers.insert(kLayerSeccomp);
+    launch.sandbox->read_write_paths.push_back(scratch.directory());
+    launch.sandbox->read_write_paths.emplace_back("/proc");
+  }
+  auto zygote = WorkerProcess::start(launch);
+  const auto ready = zygote.call({{"op", "ready"}}, kStartTimeout);
+  if (const auto problem = failure_text(ready); !problem.empty()) {
+    throw std::runtime_error(
+        fmt::format("the candidate zygote did not start: {}\n{}", problem, zygote.log_tail()));
+  }
+  return std::unique_ptr<CandidateZygote>(
+      new CandidateZygote(python, cpu_device, std::move(scratch), std::move(zygote)));
+}
+
+CandidateZygote::CandidateZygote(PythonEnvironment python, bool cpu_device, ScratchSpace scratch,
+                                 WorkerProcess zygote)
+    : python_(std::move(python)),
+      cpu_device_(cpu_device),
+      scratch_(std::move(scratch)),
+      zygote_(std::move(zygote)) {}
+
+CandidateZygote::~CandidateZygote() { zygote_.stop(); }
+
+ScratchSpace CandidateZygote::new_scratch() const {
+  return ScratchSpace::create_under(scratch_.directory(), scratch_.transfer_directory());
+}
+
+bool CandidateZygote::lost() const {
+  const std::lock_guard lock(mutex_);
+  return lost_;
+}
+
+pid_t CandidateZygote::pid() const { return zygote_.pid(); }
+
+WorkerProcess CandidateZygote::fork_candidate(const ScratchSpace& scratch, CandidateSandboxContext context) {
+  const std::lock_guard lock(mutex_);
+  if (lost_ || !zygote_.running()) {
+    lost_ = true;
+    throw std::runtime_error("the candidate zygote is gone");
+  }
+  context.protected_pids.push_back(zygote_.pid());
+  const auto launch = make_candidate_launch(python_, scratch.directory(), cpu_device_, context);
+  std::optional<PreparedSandbox> sandbox;
+  if (launch.sandbox) {
+    sandbox.emplace(PreparedSandbox::prepare(*launch.sandbox, KernelSupport::detect()));
+  }
+  CandidatePipes pipes;
+  std::vector<int> fds = pipes.child_ends();
+  nlohmann::json request = {{"op", "fork"},
+                            {"environment", environment_pairs(launch)},
+                            {"working_directory", launch.working_directory.string()}};
+  if (sandbox && sandbox->landlock() != nullptr) {
+    fds.push_back(sandbox->landlock()->fd());
+    request["landlock_proc_rights"] = sandbox->landlock()->own_proc_rights();
+  }
+  if (sandbox && sandbox->seccomp() != nullptr) {
+    request["seccomp_program"] = hex_of(sandbox->seccomp()->program());
+  }
+  const auto reply = zygote_.call_passing(request, fds, kForkTimeout);
+  pipes.close_child_ends();
+  const auto problem = failure_text(reply);
+  if (std::holds_alternative<WorkerFailure>(reply) || !zygote_.running()) {
+    lost_ = true;
+    throw std::runtime_error(
+        fmt::format("the candidate zygote died while forking: {}\n{}", problem, zygote_.log_tail()));
+  }
+  const auto& body = std::get<nlohmann::json>(reply);
+  const pid_t pid = body.value("pid", -1);
+  if (!problem.empty()) {
+    if (pid > 0) {  // it exited during its set-up and was re-parented here: collect it
+      WorkerProcess::adopt(pid, -1, -1, -1, nullptr, std::nullopt).stop();
+    }
+    throw std::runtime_error("the candidate zygote could not start a candidate: " + problem);
+  }
+  if (pid <= 0) {
+    lost_ = true;
+    throw std::runtime_error("the candidate zygote sent no process id for the candidate it forked");
+  }
+  const auto [request_fd, reply_fd, log_fd] = pipes.release_parent_ends();
+  nlohmann::json status;
+  SandboxReport report = zygote_.sandbox_report();  // namespaces, limits, capabilities: inherited
+  report.landlock_applied = false;
+  report.seccomp_applied = false;
+  if (sandbox) {
+    sandbox->record_child_layers(report, layer_error(body, "landlock_error"),
+                                 layer_error(body, "seccomp_error"));
+    status = sandbox->status(report);
+    status["layers"]["environment"] = environment_summary(launch);
+    status["started"] = "forked by the candidate zygote";
+  }
+  auto candidate = WorkerProcess::adopt(pid, request_fd, reply_fd, log_fd, std::move(status),
+                                        sandbox ? sandbox->memory_limit() : std::nullopt);
+  if (sandbox) {
+    if (auto failure = sandbox->failure(report)) {
+      candidate.stop();  // it has read no request yet: no candidate code ran
+      throw std::runtime_error(*failure);
+    }
+  }
+  return candidate;
+}
+
+}  // namespace kforge::runner

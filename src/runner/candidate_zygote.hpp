@@ -1,0 +1,59 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "runner/candidate_sandbox.hpp"
+#include "runner/python_environment.hpp"
+#include "runner/scratch_space.hpp"
+#include "runner/worker_process.hpp"
+
+namespace kforge::runner {
+
+// A Python process per device that has imported torch, triton and the candidate worker (CUDA not
+// initialised) and forks a fresh candidate process per candidate, saving the interpreter start and the
+// imports (seconds) on every candidate.
+//
+// The zygote runs in the candidate sandbox minus seccomp (rlimits, capabilities, network namespace,
+// Landlock over all its candidates' folders). Each forked candidate then sets its own process group,
+// restricts itself with the Landlock ruleset kforge built for exactly that candidate and installs the same
+// seccomp program as a freshly started candidate, before it reads its first request. The zygote forks
+// twice, so the candidate is re-parented to kforge (a child subreaper) and is waited for like any worker.
+class CandidateZygote {
+ public:
+  // Throws std::runtime_error when the zygote cannot start (then candidates are started fresh).
+  static std::unique_ptr<CandidateZygote> start(const PythonEnvironment& python, bool cpu_device,
+                                                double call_timeout_s);
+
+  CandidateZygote(const CandidateZygote&) = delete;
+  CandidateZygote& operator=(const CandidateZygote&) = delete;
+  CandidateZygote(CandidateZygote&&) = delete;
+  CandidateZygote& operator=(CandidateZygote&&) = delete;
+  ~CandidateZygote();
+
+  // A scratch space inside the zygote's folders, for one candidate.
+  ScratchSpace new_scratch() const;
+  // Forks a sandboxed candidate for this scratch space; `context` as for make_candidate_launch. Throws
+  // std::runtime_error when the zygote is gone (lost() is then true) or a required sandbox layer failed.
+  WorkerProcess fork_candidate(const ScratchSpace& scratch, CandidateSandboxContext context);
+  bool lost() const;
+  pid_t pid() const;
+
+ private:
+  CandidateZygote(PythonEnvironment python, bool cpu_device, ScratchSpace scratch, WorkerProcess zygote);
+
+  PythonEnvironment python_;
+  bool cpu_device_;
+  ScratchSpace scratch_;  // parent of every candidate's scratch space; removed with the zygote
+  WorkerProcess zygote_;
+  bool lost_ = false;
+  mutable std::mutex mutex_;  // one fork request at a time on the zygote's channel
+};
+
+}  // namespace kforge::runner

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "schedule/eval_job.hpp"
+#include "store/result_store.hpp"
+
+namespace kforge::schedule {
+
+struct SchedulerOptions {
+  std::vector<std::string> devices{"cpu"};  // "cpu" or "cuda:N"; GPU work is spread over all of them
+  std::size_t jobs_per_device = 4;          // evaluations in flight per device (compile and correctness)
+  std::size_t sessions_per_device = 8;      // problems whose judge is alive at once per device
+  store::ResultStore* store = nullptr;      // null: no result store
+  bool reuse_stored = true;                 // false: evaluate again (results are still stored)
+  bool use_zygote = true;                   // fork candidates from a zygote per device (false: fresh starts)
+  // Called once per job as it finishes (from a worker thread, serialised).
+  std::function<void(const EvalOutcome&)> on_result;
+};
+
+// Runs a batch: stored verdicts come back at once; the rest are evaluated `jobs_per_device` at a time
+// per device, with one judge per (device, problem) reused by all of that problem's candidates. Jobs are
+// taken round-robin over the problems whose judges are alive, so a large problem cannot starve the
+// others. Timing on a GPU holds that GPU's gate exclusively. A job whose judge or candidate worker was
+// lost for a reason not its own is retried once with a new judge; nothing is dropped.
+class EvalScheduler {
+ public:
+  explicit EvalScheduler(SchedulerOptions options);
+  std::vector<EvalOutcome> run(std::vector<EvalJob> jobs);
+
+ private:
+  SchedulerOptions options_;
+};
+
+}  // namespace kforge::schedule

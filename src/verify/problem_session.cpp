@@ -1,0 +1,130 @@
+#include "verify/problem_session.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "runner/worker_launch.hpp"
+
+namespace kforge::verify {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::chrono::milliseconds load_timeout(const EvalSettings& settings) {
+  return std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 2000.0));
+}
+
+}  // namespace
+
+ProblemSession::ProblemSession(const EvalSettings& settings)
+    : problem_path_(fs::absolute(settings.problem_path)) {
+  try {
+    start(settings);
+  } catch (const std::exception& error) {
+    load_error_ = EvaluationError{"environment", error.what()};
+  }
+}
+
+ProblemSession::~ProblemSession() {
+  if (judge_) {
+    judge_->stop();
+  }
+}
+
+std::string ProblemSession::key_of(const EvalSettings& settings) {
+  std::error_code error;
+  const auto path = fs::weakly_canonical(fs::absolute(settings.problem_path), error);
+  return nlohmann::json{
+      {"problem", path.string()},     {"device", settings.device},
+      {"small", settings.small},      {"sizes", settings.sizes},
+      {"seed", settings.seed},        {"python", settings.python ? settings.python->string() : ""},
+      {"baseline", settings.baseline}}
+      .dump();
+}
+
+void ProblemSession::start(const EvalSettings& settings) {
+  python_ = runner::find_python_environment(settings.python);
+  scratch_.emplace(runner::ScratchSpace::create());
+  const bool cpu_requested = settings.device == "cpu";
+  judge_.emplace(runner::WorkerProcess::start(
+      runner::make_worker_launch(runner::WorkerRole::judge, *python_, scratch_->directory(), cpu_requested)));
+  const auto load = call_worker(*judge_,
+                                {{"op", "load"},
+                                 {"device", settings.device},
+                                 {"problem_path", problem_path_.string()},
+                                 {"seed", settings.seed},
+                                 {"small", settings.small},
+                                 {"sizes", nlohmann::json(settings.sizes)}},
+                                load_timeout(settings));
+  if (load.ok) {
+    load_reply_ = load.body;
+    device_ = load.body["device"];
+    on_gpu_ = device_.value("device", "cpu") != "cpu";
+    return;
+  }
+  lost_ = true;
+  if (load.process_lost) {  // the worker died before answering: usually a Python without torch
+    load_error_ = EvaluationError{
+        "environment",
+        fmt::format(
+            "the judge worker ({}) ended before answering: {}. Check that this Python can import torch "
+            "(or pass --python / set KFORGE_PYTHON). Its log:\n{}",
+            python_->interpreter.string(), load.message, trim_log(judge_->log_tail(), ""))};
+    return;
+  }
+  const std::string kind = load.kind == "environment" || load.kind == "usage" ? load.kind : "problem";
+  load_error_ = EvaluationError{kind, load.message};
+}
+
+pid_t ProblemSession::judge_pid() const {
+  const std::lock_guard lock(mutex_);
+  return judge_ ? judge_->pid() : -1;
+}
+
+CallResult ProblemSession::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
+  const std::lock_guard lock(mutex_);
+  if (lost_ || !judge_) {
+    return {false,
+            {},
+            "judge_lost",
+            "the judge of this problem is gone (it crashed or hung earlier: " + lost_reason_ + ")",
+            true};
+  }
+  auto result = call_worker(*judge_, request, timeout);
+  if (result.process_lost) {
+    lost_ = true;
+    result.message = fmt::format("the judge worker failed: {}. Its log:\n{}", result.message,
+                                 trim_log(judge_->log_tail(), ""));
+    result.kind = "judge_lost";
+    lost_reason_ = fmt::format("during '{}': {}", request.value("op", "?"), result.message);
+  }
+  return result;
+}
+
+void ProblemSession::end_evaluation(const std::string& evaluation_id, std::chrono::milliseconds timeout) {
+  call({{"op", "end_evaluation"}, {"evaluation", evaluation_id}}, timeout);
+}
+
+bool ProblemSession::lost() const {
+  const std::lock_guard lock(mutex_);
+  return lost_;
+}
+
+std::optional<Baseline> ProblemSession::baseline() const {
+  const std::lock_guard lock(mutex_);
+  return baseline_;
+}
+
+void ProblemSession::set_baseline(Baseline baseline) {
+  const std::lock_guard lock(mutex_);
+  baseline_ = std::move(baseline);
+  ++baseline_version_;
+}
+
+std::uint64_t ProblemSession::baseline_version() const {
+  const std::lock_guard lock(mutex_);
+  return baseline_version_;
+}
+
+}  // namespace kforge::verify
