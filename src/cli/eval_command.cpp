@@ -116,6 +116,7 @@ int run_batch_eval(EvalOptions& options) {
   }
   const auto lines = run_batch(load_batch_samples(options), options.settings, options.batch);
   std::vector<report::SampleResult> results;
+  results.reserve(lines.size());
   for (const auto& line : lines) {
     results.push_back(report::sample_result(line.value("problem", ""), line["verdict"]));
   }

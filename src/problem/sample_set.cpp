@@ -61,7 +61,7 @@ void read_line_object(const nlohmann::json& line, const fs::path& base, const Pr
     sample.candidate_path = path.is_absolute() ? path : base / path;
   }
   if (given != 1) {
-    sample.error = "expected exactly one of \"completion\", \"code\" or \"candidate\"";
+    sample.error = R"(expected exactly one of "completion", "code" or "candidate")";
   }
 }
 
