@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -45,17 +46,20 @@ def dump_device_allocation(x, path):
     with open(path, "wb") as f:
         f.write(host.raw)
 
+SIGNALS = os.environ["TMPDIR"]  # the candidate's private folder, the one place it may write
+
 class ModelNew(nn.Module):
     def forward(self, x):
         out = torch.empty_like(x)
         fill_zero[(triton.cdiv(x.numel(), 1024),)](out, x.numel(), BLOCK=1024)
         if x.is_cuda:
             torch.cuda.synchronize()
-            dump_device_allocation(x, {dump!r})
-        with open({ready!r}, "w") as f:
+            dump_device_allocation(x, os.path.join(SIGNALS, "dump"))
+        with open(os.path.join(SIGNALS, "ready.tmp"), "w") as f:
             f.write(str(os.getpid()))
+        os.rename(os.path.join(SIGNALS, "ready.tmp"), os.path.join(SIGNALS, "ready"))
         deadline = time.time() + 120
-        while not os.path.exists({done!r}) and time.time() < deadline:
+        while not os.path.exists(os.path.join(SIGNALS, "done")) and time.time() < deadline:
             time.sleep(0.05)
         return out
 """
@@ -102,15 +106,22 @@ def search_process(pid: int, needles: dict[str, bytes]) -> dict[str, int]:
 
 
 def run_probe(kforge: Path, device: str, work: Path) -> dict[str, Any]:
-    # The spy signals through /dev/shm: the sandbox lets a candidate write nowhere else but its own folder.
-    with tempfile.TemporaryDirectory(prefix="kforge-isolation-", dir="/dev/shm") as signals:
-        return _run_probe(kforge, device, work, Path(signals))
+    # The spy may write only inside its private folder, which kforge makes under its own TMPDIR:
+    # point that at a folder of ours, and find the spy's signal files there.
+    scratch = work / "kforge-tmp"
+    scratch.mkdir()
+    return _run_probe(kforge, device, work, scratch)
 
 
-def _run_probe(kforge: Path, device: str, work: Path, signals: Path) -> dict[str, Any]:
-    paths = {name: str(signals / name) for name in ("ready", "done", "dump")}
+def spy_signals(scratch: Path) -> Path | None:
+    """The spy's private folder once it has written its ready file."""
+    ready = next(scratch.rglob("ready"), None)
+    return ready.parent if ready else None
+
+
+def _run_probe(kforge: Path, device: str, work: Path, scratch: Path) -> dict[str, Any]:
     candidate = work / "spy_candidate.py"
-    candidate.write_text(SPY_TEMPLATE.format(**paths))
+    candidate.write_text(SPY_TEMPLATE)
     reference, inputs = reference_and_input(device)
     needles = {
         "reference": reference[NEEDLE_OFFSET : NEEDLE_OFFSET + NEEDLE_BYTES],
@@ -136,24 +147,29 @@ def _run_probe(kforge: Path, device: str, work: Path, signals: Path) -> dict[str
         "--profile",
         "lenient",
     ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    environment = {**os.environ, "TMPDIR": str(scratch)}
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    )
+    signals = None
     try:
         deadline = time.time() + 240
-        while not Path(paths["ready"]).exists():
+        while (signals := spy_signals(scratch)) is None:
             if process.poll() is not None or time.time() > deadline:
                 out, err = process.communicate()
                 raise RuntimeError(f"the spy never reached forward:\n{out}\n{err}")
             time.sleep(0.05)
         time.sleep(0.1)
-        pid = int(Path(paths["ready"]).read_text())
+        pid = int((signals / "ready").read_text())
         host_hits = search_process(pid, needles)
         device_hits = None
         if device.startswith("cuda"):
-            dump = Path(paths["dump"]).read_bytes()
+            dump = (signals / "dump").read_bytes()
             device_hits = {name: dump.count(needle) for name, needle in needles.items()}
             device_hits["allocation_bytes"] = len(dump)
     finally:
-        Path(paths["done"]).write_text("done")
+        if signals is not None:
+            (signals / "done").write_text("done")
         out, _ = process.communicate(timeout=240)
     verdict = json.loads(out)
     return {

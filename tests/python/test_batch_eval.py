@@ -24,10 +24,10 @@ def read_results(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def batch_args(samples: Path, results: Path, store: Path, *extra: str) -> list[str]:
+def batch_args(samples: Path, results: Path, store: Path, *extra: str, jobs: int = 2) -> list[str]:
     return [
         "eval", "--problems", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
-        "--timeout", "30", "--results", str(results), "--store", str(store), "-j", "2", *extra,
+        "--timeout", "30", "--results", str(results), "--store", str(store), "-j", str(jobs), *extra,
     ]  # fmt: skip
 
 
@@ -95,17 +95,20 @@ def test_store_survives_a_kill_mid_run(tmp_path: Path) -> None:
         [{"problem": name, "candidate": str(STARTER / name / "solution.py")} for name in names],
     )
     results, store = tmp_path / "results.jsonl", tmp_path / "store.sqlite"
+    log = (tmp_path / "stderr.log").open("w")  # a file, not a pipe: a full pipe would stall kforge
     process = subprocess.Popen(
-        [str(kforge_binary()), *batch_args(tmp_path / "samples.jsonl", results, store, "-j", "1")],
+        [str(kforge_binary()), *batch_args(tmp_path / "samples.jsonl", results, store, jobs=1)],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
         start_new_session=True,
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and (not results.exists() or len(results.read_text().splitlines()) < 2):
+        assert process.poll() is None, f"kforge stopped early: {(tmp_path / 'stderr.log').read_text()}"
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)  # kforge and its workers, mid-evaluation
     process.wait()
+    log.close()
     text = results.read_text()
     # A kill can land while a line is being written: only whole lines count as finished results.
     finished = [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()]
