@@ -100,7 +100,9 @@ def run_kforge(args: argparse.Namespace, samples: Path, label: str, gpus: list[s
         tail = log_path.read_text()[-2000:]
         log(f"{label}: kforge exited {completed.returncode}; log tail:\n{tail}")
     log(f"{label}: {len(lines)} results in {wall_s:.1f} s")
+    run = {"results": lines}
     return {
+        "stage_seconds": where_time_went(run),
         "harness": "kforge",
         "label": label,
         "gpus": "cpu" if args.device == "cpu" else ",".join(gpus),
@@ -347,6 +349,17 @@ def render_markdown(report: dict[str, Any]) -> str:
             )
         if len(disagreements) > 20:
             out.append(f"  - ... {len(disagreements) - 20} more in throughput.json")
+    for run in report["runs"]:
+        if run.get("stage_seconds"):
+            out.append("")
+            out.append(
+                f"- kforge ({run['gpus']}) seconds summed over samples, per stage "
+                "(wall / waiting for the GPU / GPU alone): "
+                + "; ".join(
+                    f"{name} {row['wall_s']:.0f} / {row['gpu_wait_s']:.0f} / {row['gpu_alone_s']:.0f}"
+                    for name, row in run["stage_seconds"].items()
+                )
+            )
     stages = report.get("kforge_failed_stages")
     if stages:
         out.append("")
@@ -360,6 +373,22 @@ def render_markdown(report: dict[str, Any]) -> str:
 def compact(run: dict[str, Any]) -> dict[str, Any]:
     """A run without its bulky per-sample lines (those stay in the results files)."""
     return {key: value for key, value in run.items() if key != "results"}
+
+
+def where_time_went(run: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Seconds summed over a kforge run's samples, per stage: wall time, time its calls waited for the
+    GPU gate (other evaluations' timing), and time it held the GPU alone (timing rounds)."""
+    totals: dict[str, dict[str, float]] = {}
+    for line in run["results"]:
+        for stage in line.get("verdict", {}).get("stages", []):
+            row = totals.setdefault(
+                stage.get("name", "?"), {"wall_s": 0.0, "gpu_wait_s": 0.0, "gpu_alone_s": 0.0}
+            )
+            details = stage.get("details", {})
+            row["wall_s"] += float(stage.get("duration_s") or 0.0)
+            row["gpu_wait_s"] += float(details.get("gpu_wait_s") or 0.0)
+            row["gpu_alone_s"] += float(details.get("gpu_exclusive_s") or 0.0)
+    return {name: row for name, row in totals.items() if row["wall_s"] >= 0.5}
 
 
 def per_sample_table(samples: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

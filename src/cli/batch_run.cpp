@@ -18,7 +18,7 @@
 namespace kforge::cli {
 namespace {
 
-constexpr std::size_t kMaxJobsPerDevice = 8;
+constexpr std::size_t kMaxJobsPerDevice = 16;
 
 nlohmann::json result_line(const schedule::EvalOutcome& outcome) {
   const auto& verdict = outcome.verdict;
@@ -64,7 +64,7 @@ void add_batch_options(CLI::App& command, BatchOptions& options) {
   command.add_option("--gpus", options.gpus,
                      "spread the batch over these GPUs, e.g. 0,1 (default: --device)");
   command.add_option("--jobs,-j", options.jobs,
-                     "evaluations in flight per device (default: cores per device, at most 8)");
+                     "evaluations in flight per device (default: cores per device, at most 16)");
   command.add_option("--results", options.results, "JSON Lines file of per-sample results")
       ->capture_default_str();
   command.add_option("--store", options.store,

@@ -4,7 +4,9 @@ namespace kforge::runner {
 
 GpuGate::SharedUse::SharedUse(GpuGate* gate) : gate_(gate) {
   if (gate_ != nullptr) {
+    const auto start = Clock::now();
     gate_->lock_shared();
+    waited_ = Clock::now() - start;
   }
 }
 
@@ -16,7 +18,9 @@ GpuGate::SharedUse::~SharedUse() {
 
 GpuGate::ExclusiveUse::ExclusiveUse(GpuGate* gate) : gate_(gate) {
   if (gate_ != nullptr) {
+    const auto start = Clock::now();
     gate_->lock_exclusive();
+    waited_ = Clock::now() - start;
   }
 }
 
@@ -36,9 +40,14 @@ bool GpuGate::exclusive_held() const {
   return exclusive_;
 }
 
+bool GpuGate::closed_to_shared() const {
+  const std::lock_guard lock(mutex_);
+  return closed_;
+}
+
 void GpuGate::lock_shared() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [this] { return !exclusive_ && exclusive_waiting_ == 0; });
+  changed_.wait(lock, [this] { return !exclusive_ && !closed_; });
   ++shared_;
 }
 
@@ -53,7 +62,11 @@ void GpuGate::unlock_shared() {
 void GpuGate::lock_exclusive() {
   std::unique_lock lock(mutex_);
   ++exclusive_waiting_;
-  changed_.wait(lock, [this] { return !exclusive_ && shared_ == 0; });
+  const auto free = [this] { return !exclusive_ && shared_ == 0; };
+  if (!changed_.wait_for(lock, gather_, [&] { return free() || closed_; })) {
+    closed_ = true;  // the window ran out: let the calls in flight finish, admit no new ones
+  }
+  changed_.wait(lock, free);
   --exclusive_waiting_;
   exclusive_ = true;
 }
@@ -62,6 +75,9 @@ void GpuGate::unlock_exclusive() {
   {
     const std::lock_guard lock(mutex_);
     exclusive_ = false;
+    if (exclusive_waiting_ == 0) {
+      closed_ = false;  // every gathered timing request has run
+    }
   }
   changed_.notify_all();
 }

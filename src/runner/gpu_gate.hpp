@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
@@ -8,11 +9,21 @@ namespace kforge::runner {
 
 // Who may use one GPU right now, inside one kforge process: any number of evaluations compile and
 // check correctness side by side ("shared" use, one worker call at a time), but timing needs the GPU to
-// itself ("exclusive" use). A waiting exclusive user blocks new shared users, so timing is never starved.
-// Between kforge processes the TimingLease (an flock) does the same for timing.
+// itself ("exclusive" use). Between kforge processes the TimingLease (an flock) does the same for timing.
+//
+// Timing requests gather: a request lets shared users keep coming for up to `gather` (it starts at
+// once if the GPU falls idle first); then the gate closes to new shared users until every waiting
+// timing request has run. Closing at the first request would stall all evaluations behind the longest
+// call in flight once per timing run; gathering pays that stall once per batch of timing runs, and
+// the window bounds how long timing can be put off.
 class GpuGate {
  public:
-  // RAII: held from construction to destruction.
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kDefaultGather{2000};
+
+  explicit GpuGate(std::chrono::milliseconds gather = kDefaultGather) : gather_(gather) {}
+
+  // RAII: held from construction to destruction; waited() is how long it took to get in.
   class SharedUse {
    public:
     explicit SharedUse(GpuGate* gate);
@@ -21,9 +32,11 @@ class GpuGate {
     SharedUse(SharedUse&&) = delete;
     SharedUse& operator=(SharedUse&&) = delete;
     ~SharedUse();
+    Clock::duration waited() const { return waited_; }
 
    private:
     GpuGate* gate_;
+    Clock::duration waited_{};
   };
 
   class ExclusiveUse {
@@ -34,14 +47,18 @@ class GpuGate {
     ExclusiveUse(ExclusiveUse&&) = delete;
     ExclusiveUse& operator=(ExclusiveUse&&) = delete;
     ~ExclusiveUse();
+    Clock::duration waited() const { return waited_; }
 
    private:
     GpuGate* gate_;
+    Clock::duration waited_{};
   };
 
-  // How many shared users there are and whether timing holds the GPU (for tests and progress).
+  // How many shared users there are, whether timing holds the GPU and whether the gate is closed to
+  // new shared users (for tests and progress).
   std::size_t shared_users() const;
   bool exclusive_held() const;
+  bool closed_to_shared() const;
 
  private:
   void lock_shared();
@@ -49,11 +66,13 @@ class GpuGate {
   void lock_exclusive();
   void unlock_exclusive();
 
+  std::chrono::milliseconds gather_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::size_t shared_ = 0;
   std::size_t exclusive_waiting_ = 0;
   bool exclusive_ = false;
+  bool closed_ = false;  // a timing request's window ran out: no new shared use until timing drains
 };
 
 }  // namespace kforge::runner

@@ -34,11 +34,17 @@ CallResult EvalContext::judge_call(nlohmann::json request) const {
   request["transfer_dir"] = transfer_dir;
   request["evaluation"] = evaluation_id;
   const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
+  gpu_wait_s += std::chrono::duration<double>(use.waited()).count();
   return session->call(request, call_timeout());
 }
 
 CallResult EvalContext::candidate_call(const nlohmann::json& request) const {
   const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
+  gpu_wait_s += std::chrono::duration<double>(use.waited()).count();
+  return call_worker(*candidate, request, call_timeout());
+}
+
+CallResult EvalContext::candidate_call_outside_gate(const nlohmann::json& request) const {
   return call_worker(*candidate, request, call_timeout());
 }
 

@@ -28,6 +28,9 @@ struct EvalContext {
   runner::GpuGate* gate = nullptr;  // other evaluations on the same GPU; null when none share it
   bool timing_exclusive = false;    // the performance stage holds the GPU alone: no shared use inside
   bool on_gpu = false;
+  // Seconds this evaluation's calls waited for the gate (other evaluations' timing); mutable because
+  // the call helpers are const and only count.
+  mutable double gpu_wait_s = 0.0;
   RuntimeEvidence evidence;  // traces of the candidate's forward calls, filled by correctness and runtime
 
   // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
@@ -35,6 +38,9 @@ struct EvalContext {
   CallResult judge_call(nlohmann::json request) const;
   // A request to this evaluation's candidate worker, with the same gate rule.
   CallResult candidate_call(const nlohmann::json& request) const;
+  // A candidate request that runs only kforge's own worker code and launches no kernel (device set-up
+  // before the candidate's code is imported): it does not wait for the gate.
+  CallResult candidate_call_outside_gate(const nlohmann::json& request) const;
 
   std::chrono::milliseconds call_timeout() const {
     return std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000.0));

@@ -144,7 +144,13 @@ bool run_static_stage(const std::string& code, const std::string& problem_source
 bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
-  const auto load = context.candidate_call({{"op", "load"},
+  // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
+  const auto prepare =
+      context.candidate_call_outside_gate({{"op", "prepare"}, {"device", context.verdict.device["device"]}});
+  stage.details["device_setup_s"] = seconds_since(start);
+  const auto load =
+      !prepare.ok ? prepare
+                  : context.candidate_call({{"op", "load"},
                                             {"device", context.verdict.device["device"]},
                                             {"transfer_dir", context.transfer_dir},
                                             {"candidate_path", context.candidate_code_path},
@@ -215,6 +221,16 @@ runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const Pro
       runner::make_candidate_launch(session.python(), scratch.directory(), !on_gpu, context));
 }
 
+// Runs one stage and notes in it how long its calls waited for the GPU (other evaluations' timing).
+bool counting_gpu_wait(EvalContext& context, StageName name, const std::function<bool()>& stage) {
+  const double before = context.gpu_wait_s;
+  const bool passed = stage();
+  if (context.gate != nullptr && context.on_gpu) {
+    context.verdict.stage(name).details["gpu_wait_s"] = context.gpu_wait_s - before;
+  }
+  return passed;
+}
+
 void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
                        ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote) {
   if (session.load_error()) {
@@ -240,6 +256,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
                       gate,
                       false,
                       session.on_gpu(),
+                      0.0,
                       {}};
   context.evidence.on_gpu = context.on_gpu;
   const auto init = context.judge_call({{"op", "export_init"}});
@@ -253,11 +270,18 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
       context.on_gpu);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
   context.candidate = &candidate;
-  if (!run_compile_stage(context, init.body["init_inputs"]) || !run_correctness_stage(context) ||
-      !run_runtime_stage(context)) {
+  const bool reached_timing =
+      counting_gpu_wait(context, StageName::compile,
+                        [&] { return run_compile_stage(context, init.body["init_inputs"]); }) &&
+      counting_gpu_wait(context, StageName::correctness, [&] { return run_correctness_stage(context); }) &&
+      counting_gpu_wait(context, StageName::runtime, [&] { return run_runtime_stage(context); });
+  if (!reached_timing) {
     return;
   }
-  run_performance_stage(context);
+  counting_gpu_wait(context, StageName::performance, [&] {
+    run_performance_stage(context);
+    return true;
+  });
   if (!verdict.error && !verdict.failed_stage()) {
     verdict.outcome = Outcome::accepted;
   }

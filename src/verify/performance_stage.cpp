@@ -255,6 +255,49 @@ bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
   return false;
 }
 
+// What the timing rounds produced.
+struct TimedRounds {
+  measure::MeasurementState state;
+  measure::StopDecision decision;
+  Baseline baseline;
+  std::size_t per_round = 0;
+};
+
+// The timing rounds, with the GPU to this evaluation alone (the gate) and to this kforge alone among
+// processes (the lease): warm-up, baseline check or measurement, then candidate rounds to a decision.
+std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& timer,
+                                      const nlohmann::json& inputs) {
+  auto& stage = context.verdict.stage(StageName::performance);
+  const runner::GpuGate::ExclusiveUse exclusive(context.gate);  // no other evaluation's GPU work meanwhile
+  context.gpu_wait_s += std::chrono::duration<double>(exclusive.waited()).count();
+  const auto held_since = Clock::now();
+  context.timing_exclusive = true;
+  const std::string gpu = context.verdict.device.value("uuid", context.verdict.device.value("device", "gpu"));
+  auto lease = runner::TimingLease::acquire(gpu, kLeaseWaitLimit);  // nor another kforge's timing
+  stage.details["lease_wait_s"] = std::chrono::duration<double>(lease.waited()).count();
+  const auto& config = context.settings.timing;
+  std::optional<TimedRounds> rounds;
+  std::optional<Baseline> baseline;
+  std::size_t per_round = 0;
+  if (const auto first = timer.candidate(1, config.warmup_samples, &inputs)) {
+    const auto cached = context.session->baseline();
+    const double slower = std::max(first->front(), cached ? cached->median_ms : first->front());
+    per_round = measure::choose_samples_per_round(slower, config.round_target_ms);
+    baseline = current_baseline(context, timer, per_round, stage);
+  }
+  if (baseline) {
+    measure::MeasurementState state;
+    state.reference_samples_ms = baseline->samples_ms;
+    std::optional<measure::StopDecision> decision;
+    if (measure_candidate(context, timer, state, decision, per_round) && decision) {
+      rounds = TimedRounds{std::move(state), *decision, *baseline, per_round};
+    }
+  }
+  context.timing_exclusive = false;
+  stage.details["gpu_exclusive_s"] = std::chrono::duration<double>(Clock::now() - held_since).count();
+  return rounds;
+}
+
 }  // namespace
 
 void run_performance_stage(EvalContext& context) {
@@ -270,43 +313,22 @@ void run_performance_stage(EvalContext& context) {
     return;
   }
   const auto start = Clock::now();
-  const runner::GpuGate::ExclusiveUse exclusive(context.gate);  // no other evaluation's GPU work meanwhile
-  context.timing_exclusive = true;
-  const std::string gpu = context.verdict.device.value("uuid", context.verdict.device.value("device", "gpu"));
-  auto lease = runner::TimingLease::acquire(gpu, kLeaseWaitLimit);  // nor another kforge's timing
-  stage.details["lease_wait_s"] = std::chrono::duration<double>(lease.waited()).count();
+  // Inputs are made, and the timed output checked, in shared use: only the timing rounds hold the GPU
   const auto seed = context.settings.seed + kTimingSeedOffset;
   const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", seed}});
   if (!inputs.ok) {
     context.fail_evaluation("problem", "the judge could not prepare timing inputs: " + inputs.message);
-    context.timing_exclusive = false;
     return;
   }
   AlternatingTimer timer(context);
-  measure::MeasurementState state;
-  std::optional<measure::StopDecision> decision;
-  const auto& config = context.settings.timing;
-  const auto first = timer.candidate(1, config.warmup_samples, &inputs.body["inputs"]);
-  bool honest = false;
-  std::optional<Baseline> baseline;
-  std::size_t per_round = 0;
-  if (first) {
-    const auto cached = context.session->baseline();
-    const double slower = std::max(first->front(), cached ? cached->median_ms : first->front());
-    per_round = measure::choose_samples_per_round(slower, config.round_target_ms);
-    baseline = current_baseline(context, timer, per_round, stage);
-  }
-  if (baseline) {
-    state.reference_samples_ms = baseline->samples_ms;
-    honest = measure_candidate(context, timer, state, decision, per_round) && decision &&
-             timing_was_honest(context, timer, state);
-  }
+  const auto rounds = time_alone(context, timer, inputs.body["inputs"]);
+  const bool honest = rounds && timing_was_honest(context, timer, rounds->state);
   context.candidate_call({{"op", "release"}});
   context.judge_call({{"op", "end_trial"}, {"trial", kTimingTrial}});
-  context.timing_exclusive = false;
   stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (honest) {
-    record_result(stage, context.verdict, state, *decision, per_round, *baseline);
+    record_result(stage, context.verdict, rounds->state, rounds->decision, rounds->per_round,
+                  rounds->baseline);
   }
 }
 

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -13,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(GpuGate, ExclusiveUseWaitsForSharedUsersAndBlocksNewOnes) {
-  GpuGate gate;
+  GpuGate gate(5ms);
   std::atomic<int> shared_inside{0};
   std::atomic<bool> overlap{false};
   std::vector<std::thread> threads;
@@ -46,6 +49,82 @@ TEST(GpuGate, ExclusiveUseWaitsForSharedUsersAndBlocksNewOnes) {
   EXPECT_FALSE(overlap) << "timing overlapped another evaluation's GPU work";
   EXPECT_EQ(gate.shared_users(), 0U);
   EXPECT_FALSE(gate.exclusive_held());
+}
+
+TEST(GpuGate, TimingStartsAtOnceOnAnIdleGpu) {
+  GpuGate gate(10s);
+  const GpuGate::ExclusiveUse use(&gate);
+  EXPECT_TRUE(gate.exclusive_held());
+  EXPECT_LT(use.waited(), 1s);
+}
+
+// Two threads keep the GPU in shared use with overlapping calls, so it never falls idle: a timing
+// request admits new shared users for its window, then closes the gate and gets in.
+TEST(GpuGate, TimingRequestAdmitsSharedUsersForItsWindowThenCloses) {
+  GpuGate gate(300ms);
+  std::atomic<bool> stop{false};
+  std::atomic<bool> requested{false};
+  std::atomic<int> admitted_while_waiting{0};
+  std::vector<std::thread> users;
+  for (int i = 0; i < 2; ++i) {
+    users.emplace_back([&, i] {
+      std::this_thread::sleep_for(i * 10ms);
+      while (!stop) {
+        const GpuGate::SharedUse use(&gate);
+        if (requested && !gate.exclusive_held()) {
+          ++admitted_while_waiting;
+        }
+        std::this_thread::sleep_for(20ms);
+      }
+    });
+  }
+  std::this_thread::sleep_for(50ms);
+  requested = true;
+  {
+    const GpuGate::ExclusiveUse use(&gate);
+    EXPECT_EQ(gate.shared_users(), 0U);
+    EXPECT_TRUE(gate.closed_to_shared());
+    EXPECT_GE(use.waited(), 300ms) << "the window lets shared users in before timing";
+    EXPECT_LT(use.waited(), 3s) << "the window bounds how long timing waits";
+  }
+  EXPECT_GT(admitted_while_waiting.load(), 2);
+  stop = true;
+  for (auto& user : users) {
+    user.join();
+  }
+  EXPECT_FALSE(gate.closed_to_shared()) << "reopened once no timing request waits";
+}
+
+// Once the gate has closed, every waiting timing request runs before any new shared user.
+TEST(GpuGate, ClosedGateRunsEveryWaitingTimingRequestBeforeSharedUsers) {
+  GpuGate gate(50ms);
+  std::vector<std::string> order;
+  std::mutex order_mutex;
+  const auto log = [&](const std::string& what) {
+    const std::lock_guard lock(order_mutex);
+    order.push_back(what);
+  };
+  auto held = std::make_unique<GpuGate::SharedUse>(&gate);  // a long call in flight
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      const GpuGate::ExclusiveUse use(&gate);
+      log("timing");
+      std::this_thread::sleep_for(20ms);
+    });
+  }
+  std::this_thread::sleep_for(200ms);  // both requests' windows have run out: the gate is closed
+  EXPECT_TRUE(gate.closed_to_shared());
+  threads.emplace_back([&] {
+    const GpuGate::SharedUse use(&gate);
+    log("shared");
+  });
+  std::this_thread::sleep_for(50ms);
+  held.reset();
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"timing", "timing", "shared"}));
 }
 
 TEST(GpuGate, NullGateIsANoOp) {

@@ -38,6 +38,7 @@ class CandidateState:
     inputs: list[Any] | None = None  # the last trial's inputs, kept for an input-refresh rerun
     last_timed_output: Any = None  # output of the last timed call, checked by the judge
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
+    prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
 
 
 @contextmanager
@@ -116,6 +117,7 @@ class CandidateWorker:
 
     def handlers(self) -> dict[str, protocol.Handler]:
         return {
+            "prepare": self.prepare,
             "load": self.load,
             "run": self.run,
             "release": self.release,
@@ -129,14 +131,25 @@ class CandidateWorker:
             kind = "device_fault"
         return WorkerError(kind, f"{summary['exception']}: {summary['message']}", summary)
 
-    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Sets up the device (on a GPU: creates the CUDA context) and the launch recorder. No candidate
+        code runs here and no kernel is launched, so kforge sends it without holding the GPU gate."""
         state = self.state
         state.device = select_device(str(request["device"]))
-        state.transfer_dir = str(request["transfer_dir"])
-        state.path = str(request["candidate_path"])
         if state.device.type == "cpu":
             prepare_triton_interpreter()
         state.recorder.install()
+        state.prepared = True
+        return {}
+
+    def load(self, request: dict[str, Any]) -> dict[str, Any]:
+        state = self.state
+        if not state.prepared:
+            self.prepare(request)
+        elif state.device != select_device(str(request["device"])):
+            raise WorkerError("usage", f"prepared for {state.device}, asked to load on {request['device']}")
+        state.transfer_dir = str(request["transfer_dir"])
+        state.path = str(request["candidate_path"])
         importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         state.init_buffers.append(importer)
         init_inputs = [values.decode(item, importer.open) for item in request["init_inputs"]]
