@@ -116,7 +116,7 @@ class CandidateWorker:
         self.state = CandidateState()
 
     def handlers(self) -> dict[str, protocol.Handler]:
-        return {
+        handlers: dict[str, protocol.Handler] = {
             "prepare": self.prepare,
             "load": self.load,
             "run": self.run,
@@ -124,6 +124,31 @@ class CandidateWorker:
             "time": self.time,
             "timed_output": self.timed_output,
         }
+        return {op: self._finished_on_device(handler) for op, handler in handlers.items()}
+
+    def _finished_on_device(self, handler: protocol.Handler) -> protocol.Handler:
+        """A reply only once every kernel the request launched has finished (every stream): kforge lets
+        another evaluation's timing start when the call returns."""
+
+        def call(request: dict[str, Any]) -> dict[str, Any]:
+            try:
+                reply = handler(request)
+            except BaseException:
+                self._synchronize(quiet=True)  # the request's own error is the one to report
+                raise
+            self._synchronize(quiet=False)
+            return reply
+
+        return call
+
+    def _synchronize(self, quiet: bool) -> None:
+        if self.state.device.type != "cuda":
+            return
+        try:
+            torch.cuda.synchronize(self.state.device)
+        except BaseException as exc:  # noqa: BLE001 - an asynchronous fault of the candidate's kernels
+            if not quiet:
+                raise self._fail("forward_error", exc) from None
 
     def _fail(self, kind: str, exc: BaseException) -> WorkerError:
         summary = exception_summary(exc, self.state.path)
