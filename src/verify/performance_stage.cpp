@@ -24,7 +24,9 @@ using Clock = std::chrono::steady_clock;
 constexpr int kTimingTrial = 1'000'000;  // trial id of the timing inputs, apart from correctness trials
 constexpr std::uint64_t kTimingSeedOffset = 10'007;
 constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
-constexpr double kMinDriftTolerance = 0.02;  // a cached baseline is re-measured past this relative change
+constexpr double kMinDriftTolerance = 0.02;  // a stored baseline is replaced past this relative change
+constexpr std::size_t kMinPairedRounds = 4;  // rounds before convergence may stop the measurement
+constexpr std::size_t kMinSamplesPerRound = 10;
 
 nlohmann::json summary_json(const measure::SampleSummary& summary) {
   return {{"count", summary.count},
@@ -113,83 +115,56 @@ class AlternatingTimer {
   std::vector<TimedBatch> batches_;
 };
 
-// Rounds of the reference alone until its noise target or a limit: the baseline every candidate of
-// this problem is compared with. Both sides of the state hold the same samples.
-std::optional<Baseline> measure_baseline(EvalContext& context, AlternatingTimer& timer,
-                                         std::size_t per_round) {
-  const measure::TimingPolicy policy(context.settings.timing);
-  measure::MeasurementState state;
-  std::optional<measure::StopDecision> decision;
-  const auto start = Clock::now();
-  while (!decision) {
-    const auto batch = timer.reference(per_round, 0);
-    if (!batch) {
-      return std::nullopt;
-    }
-    try {
-      state.record_round(*batch, *batch);
-    } catch (const std::invalid_argument& error) {  // a zero, negative or NaN time: the timer failed
-      context.fail_evaluation("internal", std::string("invalid reference timing sample: ") + error.what());
-      return std::nullopt;
-    }
-    state.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-    decision = policy.check(state);
-  }
-  Baseline baseline;
-  baseline.kind = context.settings.baseline;
-  baseline.samples_ms = state.reference_samples_ms;
-  baseline.median_ms = measure::summarize(baseline.samples_ms).median;
-  baseline.stop_reason = decision->message;
-  return baseline;
-}
-
-// The session's baseline if a short reference batch still agrees with it, else a fresh one.
-std::optional<Baseline> current_baseline(EvalContext& context, AlternatingTimer& timer, std::size_t per_round,
-                                         StageResult& stage) {
-  auto baseline = context.session->baseline();
-  if (baseline && baseline->kind == context.settings.baseline) {
-    const auto check = timer.reference(per_round, context.settings.timing.warmup_samples);
-    if (!check) {
-      return std::nullopt;
-    }
-    const double median = measure::summarize(*check).median;
-    const double drift = std::abs(median / baseline->median_ms - 1.0);
-    const double tolerance = std::max(kMinDriftTolerance, 3.0 * context.settings.timing.noise_target);
-    stage.details["baseline_check"] = {{"median_ms", median}, {"drift", drift}, {"tolerance", tolerance}};
-    if (drift <= tolerance) {
-      stage.details["baseline_reused"] = true;
-      return baseline;
-    }
-  } else {
-    timer.reference(1, context.settings.timing.warmup_samples);  // warm the reference up once
-  }
-  stage.details["baseline_reused"] = false;
-  auto fresh = measure_baseline(context, timer, per_round);
-  if (fresh) {
-    context.session->set_baseline(*fresh);
-  }
-  return fresh;
-}
-
-bool measure_candidate(EvalContext& context, AlternatingTimer& timer, measure::MeasurementState& state,
-                       std::optional<measure::StopDecision>& decision, std::size_t per_round) {
+// Paired rounds: each round times the reference, then the candidate, on the same inputs, until the
+// noise target (after at least kMinPairedRounds rounds) or a limit. Both sides are sampled across the
+// same stretch of time, so a change of the GPU's clock (power management moves it by up to 10% under
+// tensor-core load) moves both and cancels in their ratio.
+bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::MeasurementState& state,
+                    std::optional<measure::StopDecision>& decision, std::size_t per_round) {
   const measure::TimingPolicy policy(context.settings.timing);
   const auto start = Clock::now();
   while (!decision) {
-    const auto candidate = timer.candidate(per_round, 0, nullptr);
+    const auto reference = timer.reference(per_round, 0);
+    const auto candidate = reference ? timer.candidate(per_round, 0, nullptr) : std::nullopt;
     if (!candidate) {
       return false;
     }
     try {
-      state.record_round({}, *candidate);
+      state.record_round(*reference, *candidate);
     } catch (const std::invalid_argument& error) {  // a zero, negative or NaN time: the timer failed
       context.fail_evaluation("internal", std::string("invalid timing sample: ") + error.what());
       return false;
     }
     state.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
     decision = policy.check(state);
+    if (decision && decision->converged && state.rounds_completed < kMinPairedRounds) {
+      decision.reset();  // converged too early to have paired across clock changes
+    }
   }
   return true;
+}
+
+// This run's reference samples become the session's baseline (kept in the result store per problem
+// and GPU) when there was none or it moved by more than the drift tolerance; the drift is reported.
+Baseline update_baseline(EvalContext& context, const measure::MeasurementState& state,
+                         const measure::StopDecision& decision, StageResult& stage) {
+  Baseline measured;
+  measured.kind = context.settings.baseline;
+  measured.samples_ms = state.reference_samples_ms;
+  measured.median_ms = measure::summarize(measured.samples_ms).median;
+  measured.stop_reason = decision.message;
+  const auto cached = context.session->baseline();
+  if (cached && cached->kind == measured.kind) {
+    const double drift = std::abs(measured.median_ms / cached->median_ms - 1.0);
+    const double tolerance = std::max(kMinDriftTolerance, 3.0 * context.settings.timing.noise_target);
+    stage.details["baseline_check"] = {
+        {"stored_median_ms", cached->median_ms}, {"drift", drift}, {"tolerance", tolerance}};
+    if (drift <= tolerance) {
+      return measured;
+    }
+  }
+  context.session->set_baseline(measured);
+  return measured;
 }
 
 void record_result(StageResult& stage, Verdict& verdict, const measure::MeasurementState& state,
@@ -209,9 +184,9 @@ void record_result(StageResult& stage, Verdict& verdict, const measure::Measurem
                         {"converged", decision.converged},
                         {"stop_reason", decision.message},
                         {"method",
-                         "cold L2 (flush buffer > L2 before each sample), CUDA events, median; the reference "
-                         "baseline is measured once per problem and GPU and re-checked before each candidate "
-                         "(re-measured when it drifted); speedup CI by percentile bootstrap"}});
+                         "cold L2 (flush buffer > L2 before each sample), CUDA events, median; reference and "
+                         "candidate timed in paired rounds (at least 4) over the same stretch of time; "
+                         "speedup CI by percentile bootstrap"}});
   verdict.speedup = speedup.speedup;
   stage.summary = fmt::format(
       "speedup {:.2f}x (95% CI {:.2f}-{:.2f}) vs {}; candidate {:.4g} ms, reference {:.4g} ms; {}",
@@ -277,20 +252,19 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
   stage.details["lease_wait_s"] = std::chrono::duration<double>(lease.waited()).count();
   const auto& config = context.settings.timing;
   std::optional<TimedRounds> rounds;
-  std::optional<Baseline> baseline;
-  std::size_t per_round = 0;
-  if (const auto first = timer.candidate(1, config.warmup_samples, &inputs)) {
-    const auto cached = context.session->baseline();
-    const double slower = std::max(first->front(), cached ? cached->median_ms : first->front());
-    per_round = measure::choose_samples_per_round(slower, config.round_target_ms);
-    baseline = current_baseline(context, timer, per_round, stage);
-  }
-  if (baseline) {
+  const auto first = timer.candidate(1, config.warmup_samples, &inputs);
+  const auto warm = first ? timer.reference(1, config.warmup_samples) : std::nullopt;
+  if (first && warm) {
+    // A round of each side lasts about round_target_ms / kMinPairedRounds, so the rounds pair finely
+    const double slower = std::max(first->front(), warm->front());
+    const std::size_t per_round = std::max(
+        kMinSamplesPerRound, measure::choose_samples_per_round(
+                                 slower, config.round_target_ms / static_cast<double>(kMinPairedRounds)));
     measure::MeasurementState state;
-    state.reference_samples_ms = baseline->samples_ms;
     std::optional<measure::StopDecision> decision;
-    if (measure_candidate(context, timer, state, decision, per_round) && decision) {
-      rounds = TimedRounds{std::move(state), *decision, *baseline, per_round};
+    if (measure_paired(context, timer, state, decision, per_round) && decision) {
+      auto baseline = update_baseline(context, state, *decision, stage);
+      rounds = TimedRounds{std::move(state), *decision, std::move(baseline), per_round};
     }
   }
   context.timing_exclusive = false;
