@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -16,6 +15,7 @@
 #include "problem/sample_set.hpp"
 #include "report/batch_metrics.hpp"
 #include "report/corpus_report.hpp"
+#include "schedule/eval_scheduler.hpp"
 #include "verify/eval_pipeline.hpp"
 
 namespace kforge::cli {
@@ -33,7 +33,6 @@ struct BenchOptions {
   std::string python;
   bool json = false;
   bool full_size = false;
-  int jobs = 0;
   int trials = 5;
   double timeout_s = 120.0;
   double time_budget_s = 10.0;
@@ -64,9 +63,12 @@ verify::EvalSettings entry_settings(const BenchOptions& options, const problem::
   return settings;
 }
 
-// Runs every selected entry, `jobs` at a time; GPU-only entries are skipped on the CPU.
+// Runs every selected entry through the batch engine (the path RL and benchmark batches take: shared
+// judges, candidates forked from the zygote unless --no-zygote, the GPU gate), `jobs` at a time, never
+// from the store; GPU-only entries are skipped on the CPU.
 std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
-                                           const problem::CorpusManifest& manifest, bool cpu, int jobs) {
+                                           const problem::CorpusManifest& manifest, const BatchOptions& batch,
+                                           bool cpu, std::size_t jobs) {
   std::vector<report::CorpusRow> rows;
   for (const auto& entry : manifest.entries) {
     if (options.only.empty() || entry.candidate_name.find(options.only) != std::string::npos ||
@@ -74,32 +76,32 @@ std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
       rows.push_back({entry, {verify::CorpusResult::skipped, "GPU-only entry, not run on the CPU"}, 0.0});
     }
   }
-  std::atomic<std::size_t> next{0};
-  std::mutex progress;
-  std::size_t done = 0;
-  const auto worker = [&]() {
-    for (std::size_t i = next++; i < rows.size(); i = next++) {
-      auto& row = rows[i];
-      if (cpu && row.entry.gpu_only) {
-        continue;
-      }
-      const auto start = std::chrono::steady_clock::now();
-      const auto verdict = verify::evaluate(entry_settings(options, row.entry));
-      row.outcome = verify::judge_corpus_entry(row.entry, verdict);
-      row.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const std::lock_guard lock(progress);
-      std::cerr << fmt::format("[{}/{}] {:<11} {} ({:.1f} s)\n", ++done, rows.size(),
-                               to_string(row.outcome.result), row.entry.candidate_name, row.duration_s);
+  std::vector<schedule::EvalJob> work;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (cpu && rows[i].entry.gpu_only) {
+      continue;
     }
+    schedule::EvalJob job;
+    job.index = i;
+    job.problem = rows[i].entry.problem.parent_path().filename().string();
+    job.settings = entry_settings(options, rows[i].entry);
+    work.push_back(std::move(job));
+  }
+  schedule::SchedulerOptions scheduler;
+  scheduler.devices = batch_devices(batch, options.device);
+  scheduler.jobs_per_device = jobs;
+  scheduler.reuse_stored = false;  // a corpus run always evaluates: it tests the verifier, not the store
+  scheduler.use_zygote = !batch.no_zygote;
+  std::size_t done = 0;
+  const std::size_t total = work.size();
+  scheduler.on_result = [&](const schedule::EvalOutcome& outcome) {
+    auto& row = rows.at(outcome.index);
+    row.outcome = verify::judge_corpus_entry(row.entry, outcome.verdict);
+    row.duration_s = outcome.seconds;
+    std::cerr << fmt::format("[{}/{}] {:<11} {} ({:.1f} s)\n", ++done, total, to_string(row.outcome.result),
+                             row.entry.candidate_name, row.duration_s);
   };
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(jobs));
-  for (int j = 0; j < jobs; ++j) {
-    threads.emplace_back(worker);
-  }
-  for (auto& thread : threads) {
-    thread.join();
-  }
+  schedule::EvalScheduler(scheduler).run(std::move(work));
   return rows;
 }
 
@@ -143,8 +145,7 @@ int run_suite(const BenchOptions& options, BatchOptions batch) {
   return accepted == lines.size() ? 0 : 1;
 }
 
-int run_bench(BenchOptions options, const BatchOptions& batch) {
-  options.jobs = static_cast<int>(batch.jobs);  // -j: corpus entries at a time (default: up to 4 on the CPU)
+int run_bench(const BenchOptions& options, const BatchOptions& batch) {
   if (!options.suite.empty() && !options.corpus.empty()) {
     std::cerr << "kforge bench: give either a SUITE folder or --corpus DIR, not both\n";
     return 2;
@@ -170,9 +171,15 @@ int run_bench(BenchOptions options, const BatchOptions& batch) {
     return 2;
   }
   const bool cpu = options.device == "cpu";
-  const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const int jobs = options.jobs > 0 ? options.jobs : (cpu ? std::min(hardware, 4) : 1);
-  const auto rows = run_entries(options, manifest, cpu, jobs);
+  const std::size_t hardware = std::max(1U, std::thread::hardware_concurrency());
+  const std::size_t jobs = batch.jobs > 0 ? batch.jobs : std::min<std::size_t>(hardware, 4);
+  std::vector<report::CorpusRow> rows;
+  try {
+    rows = run_entries(options, manifest, batch, cpu, jobs);
+  } catch (const std::exception& error) {
+    std::cerr << "kforge bench: " << error.what() << "\n";
+    return 2;
+  }
   const std::string device = cpu ? "cpu (Triton interpreter)" : options.device;
   const auto document = report::corpus_report_json(rows, device);
   if (!options.output.empty()) {

@@ -1,10 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "problem/corpus_manifest.hpp"
-#include "verify/verdict.hpp"
 
 namespace kforge::verify {
 
@@ -27,7 +27,8 @@ struct CorpusOutcome {
   std::string detail;  // what the verdict said, when it is not what the corpus expects
 };
 
-// Compares the verdict on a corpus entry with what the entry expects.
-CorpusOutcome judge_corpus_entry(const problem::CorpusEntry& entry, const Verdict& verdict);
+// Compares the verdict document (verify::to_json, as the scheduler returns it) on a corpus entry with
+// what the entry expects.
+CorpusOutcome judge_corpus_entry(const problem::CorpusEntry& entry, const nlohmann::json& verdict);
 
 }  // namespace kforge::verify

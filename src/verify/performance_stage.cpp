@@ -24,8 +24,9 @@ using Clock = std::chrono::steady_clock;
 constexpr int kTimingTrial = 1'000'000;  // trial id of the timing inputs, apart from correctness trials
 constexpr std::uint64_t kTimingSeedOffset = 10'007;
 constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
-constexpr double kMinDriftTolerance = 0.02;  // a stored baseline is replaced past this relative change
-constexpr std::size_t kMinPairedRounds = 4;  // rounds before convergence may stop the measurement
+constexpr double kMinDriftTolerance = 0.02;   // a stored baseline is replaced past this relative change
+constexpr std::size_t kMinPairedRounds = 10;  // rounds before convergence may stop the measurement
+constexpr double kRoundsPerTarget = 4.0;      // a side's round lasts about round_target_ms / this
 constexpr std::size_t kMinSamplesPerRound = 10;
 
 nlohmann::json summary_json(const measure::SampleSummary& summary) {
@@ -255,11 +256,11 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
   const auto first = timer.candidate(1, config.warmup_samples, &inputs);
   const auto warm = first ? timer.reference(1, config.warmup_samples) : std::nullopt;
   if (first && warm) {
-    // A round of each side lasts about round_target_ms / kMinPairedRounds, so the rounds pair finely
+    // Short rounds (about 12 ms a side by default) pair the two sides finely in time
     const double slower = std::max(first->front(), warm->front());
-    const std::size_t per_round = std::max(
-        kMinSamplesPerRound, measure::choose_samples_per_round(
-                                 slower, config.round_target_ms / static_cast<double>(kMinPairedRounds)));
+    const std::size_t per_round =
+        std::max(kMinSamplesPerRound,
+                 measure::choose_samples_per_round(slower, config.round_target_ms / kRoundsPerTarget));
     measure::MeasurementState state;
     std::optional<measure::StopDecision> decision;
     if (measure_paired(context, timer, state, decision, per_round) && decision) {

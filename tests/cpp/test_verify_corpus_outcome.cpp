@@ -5,6 +5,7 @@
 
 #include "problem/corpus_manifest.hpp"
 #include "verify/corpus_outcome.hpp"
+#include "verify/verdict.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -19,12 +20,12 @@ problem::CorpusEntry exploit(const std::string& stage, const std::string& check)
   return entry;
 }
 
-Verdict rejected_at(StageName name, const std::string& rule) {
+nlohmann::json rejected_at(StageName name, const std::string& rule) {
   auto verdict = Verdict::with_all_stages_pending();
   verdict.outcome = Outcome::rejected;
   verdict.stage(name).status = StageStatus::failed;
   verdict.stage(name).findings.push_back({rule, rules::Severity::reject, "found", {1, 1}});
-  return verdict;
+  return to_json(verdict);
 }
 
 TEST(CorpusOutcome, ExploitCaughtOnItsPath) {
@@ -45,8 +46,9 @@ TEST(CorpusOutcome, ExploitCaughtElsewhereIsAWrongPath) {
 }
 
 TEST(CorpusOutcome, AcceptedExploitIsMissedAndRejectedHonestIsAFalseAlarm) {
-  auto accepted = Verdict::with_all_stages_pending();
-  accepted.outcome = Outcome::accepted;
+  auto accepted_verdict = Verdict::with_all_stages_pending();
+  accepted_verdict.outcome = Outcome::accepted;
+  const auto accepted = to_json(accepted_verdict);
   EXPECT_EQ(judge_corpus_entry(exploit("static", "x"), accepted).result, CorpusResult::missed);
   problem::CorpusEntry honest;
   honest.exploit_class = "honest";
@@ -56,6 +58,20 @@ TEST(CorpusOutcome, AcceptedExploitIsMissedAndRejectedHonestIsAFalseAlarm) {
             CorpusResult::false_alarm);
   EXPECT_TRUE(is_failure(CorpusResult::false_alarm));
   EXPECT_FALSE(is_failure(CorpusResult::skipped));
+}
+
+TEST(CorpusOutcome, ErrorsAndMalformedDocumentsAreErrorsNeverCatches) {
+  auto failed = Verdict::with_all_stages_pending();
+  failed.outcome = Outcome::error;
+  failed.error = EvaluationError{"judge_lost", "the judge died"};
+  const auto outcome = judge_corpus_entry(exploit("static", "x"), to_json(failed));
+  EXPECT_EQ(outcome.result, CorpusResult::error);
+  EXPECT_NE(outcome.detail.find("judge_lost"), std::string::npos);
+  EXPECT_EQ(judge_corpus_entry(exploit("static", "x"), nlohmann::json("garbage")).result,
+            CorpusResult::error);
+  // rejected, but no stage says where: an exploit that is not shown caught is missed
+  EXPECT_EQ(judge_corpus_entry(exploit("static", "x"), nlohmann::json{{"outcome", "rejected"}}).result,
+            CorpusResult::missed);
 }
 
 TEST(CorpusManifest, LoadsEntriesAndNamesTheBadField) {

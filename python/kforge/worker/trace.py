@@ -227,6 +227,10 @@ def _is_memory_kernel(name: str) -> bool:
 # torch.cuda._sleep launches this kernel; one is queued on forward's stream at the start of a traced call
 # so that the profiler names that stream, and work on any other stream can be told apart.
 STREAM_MARKER_KERNEL = "spin_kernel"
+# The marker spins long enough (~0.5 ms at 2 GHz) that forward always starts on a busy stream, as it
+# does when timed (an L2 flush is queued before each call): a candidate cannot tell the two apart
+# by asking whether the stream is idle.
+STREAM_MARKER_CYCLES = 1_000_000
 
 
 def _gpu_kernels(profiler: torch.profiler.profile) -> list[dict[str, Any]]:
@@ -298,7 +302,7 @@ def traced_forward(
         if profiler is not None:
             profiler.__enter__()
             with torch.cuda.device(device):
-                torch.cuda._sleep(1)  # the stream marker (STREAM_MARKER_KERNEL)
+                torch.cuda._sleep(STREAM_MARKER_CYCLES)  # the stream marker (STREAM_MARKER_KERNEL)
         with recorder.recording(trace.launches, device, ghost), aten:
             yield trace
     finally:
