@@ -48,6 +48,19 @@ std::string now_utc() {
                      std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
 }
 
+// The JSON object in the first column of the query's next row; none when there is no row or the row
+// is unreadable (the caller evaluates again and overwrites it).
+std::optional<nlohmann::json> first_json_object(SQLite::Statement& query) {
+  if (!query.executeStep()) {
+    return std::nullopt;
+  }
+  auto value = nlohmann::json::parse(query.getColumn(0).getString(), nullptr, false);
+  if (value.is_discarded() || !value.is_object()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 }  // namespace
 
 std::string EvaluationIdentity::key() const {
@@ -122,14 +135,10 @@ std::optional<nlohmann::json> ResultStore::find_verdict(const EvaluationIdentity
   const std::lock_guard lock(mutex_);
   SQLite::Statement query(database_, "SELECT verdict, stored_at FROM verdicts WHERE key = ?");
   query.bind(1, identity.key());
-  if (!query.executeStep()) {
-    return std::nullopt;
+  auto verdict = first_json_object(query);
+  if (verdict) {
+    (*verdict)["stored"] = {{"key", identity.key()}, {"stored_at", query.getColumn(1).getString()}};
   }
-  auto verdict = nlohmann::json::parse(query.getColumn(0).getString(), nullptr, false);
-  if (verdict.is_discarded() || !verdict.is_object()) {
-    return std::nullopt;  // unreadable row: evaluate again and overwrite it
-  }
-  verdict["stored"] = {{"key", identity.key()}, {"stored_at", query.getColumn(1).getString()}};
   return verdict;
 }
 
@@ -155,14 +164,7 @@ std::optional<nlohmann::json> ResultStore::find_baseline(const BaselineIdentity&
   const std::lock_guard lock(mutex_);
   SQLite::Statement query(database_, "SELECT baseline FROM baselines WHERE key = ?");
   query.bind(1, identity.key());
-  if (!query.executeStep()) {
-    return std::nullopt;
-  }
-  auto baseline = nlohmann::json::parse(query.getColumn(0).getString(), nullptr, false);
-  if (baseline.is_discarded() || !baseline.is_object()) {
-    return std::nullopt;
-  }
-  return baseline;
+  return first_json_object(query);
 }
 
 void ResultStore::put_baseline(const BaselineIdentity& identity, const nlohmann::json& baseline) {
