@@ -4,12 +4,9 @@
 the batch. Each program runs the usual tiled K loop with tl.dot accumulating in float32 and
 casts to bfloat16 once, at the store. Batch offsets are int64.
 
-Triton 3.6's interpreter stores bfloat16 as uint16 and its tl.dot multiplies those bit patterns
-as integers, so on CPU tensors (the interpreter's only device) the kernel widens the tiles to
-float32 before the dot (UPCAST). Every bfloat16 product is exact in float32, so that path computes
-the same sums; on the GPU the tiles go to the tensor cores as bfloat16. (The interpreter's
-float32 -> bfloat16 cast also truncates where the GPU rounds to nearest even: at most one bfloat16
-unit in the last place, well inside the 2e-2 tolerance.)
+On the CPU (Triton interpreter) kforge's candidate worker makes the interpreter's bfloat16
+tl.dot and float32 -> bfloat16 cast match the GPU's (python/kforge/worker/interpreter.py), so the
+same kernel runs there unchanged.
 """
 
 import torch
@@ -23,7 +20,6 @@ def bmm_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
     stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_cb, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    UPCAST: tl.constexpr,
 ):
     pid = tl.program_id(0)
     batch = tl.program_id(1).to(tl.int64)
@@ -51,10 +47,7 @@ def bmm_kernel(
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=mask_m & (offs_k[None, :] < k_left), other=0.0)
         b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n, other=0.0)
-        if UPCAST:
-            acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="ieee")
-        else:
-            acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
@@ -83,6 +76,6 @@ class ModelNew(nn.Module):
             b.stride(0), b.stride(1), b.stride(2),
             out.stride(0), out.stride(1), out.stride(2),
             BLOCK_M=self.BLOCK_M, BLOCK_N=self.BLOCK_N, BLOCK_K=self.BLOCK_K, GROUP_M=self.GROUP_M,
-            UPCAST=a.device.type == "cpu", num_warps=8, num_stages=3,
+            num_warps=8, num_stages=3,
         )
         return out

@@ -6,10 +6,9 @@ to the float32 accumulator, then casts to bfloat16 once (the reference rounds tw
 the linear and after the GELU). W is stored (N, K) as in nn.Linear; W^T tiles are read
 through strides, no copy.
 
-UPCAST_TILES exists for the Triton interpreter only: in triton 3.6 its tl.dot multiplies the
-raw uint16 storage of bfloat16 tiles (the interpreter keeps bfloat16 as uint16), so on CPU
-tensors the kernel converts the tiles to float32 (exact) and multiplies them in full float32.
-On the GPU the tiles go to the bfloat16 tensor cores as they are.
+On the CPU (Triton interpreter) kforge's candidate worker makes the interpreter's bfloat16
+tl.dot and float32 -> bfloat16 cast match the GPU's (python/kforge/worker/interpreter.py), so the
+same kernel runs there unchanged.
 """
 
 import torch
@@ -25,7 +24,6 @@ def linear_bias_gelu_kernel(
     a_ptr, w_ptr, bias_ptr, c_ptr, M, N, K,
     stride_am, stride_ak, stride_wn, stride_wk, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    UPCAST_TILES: tl.constexpr,
 ):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -51,10 +49,7 @@ def linear_bias_gelu_kernel(
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=mask_m & (offs_k[None, :] < k_left), other=0.0)
         w = tl.load(w_ptrs, mask=(offs_k[:, None] < k_left) & mask_n, other=0.0)
-        if UPCAST_TILES:
-            acc = tl.dot(a.to(tl.float32), w.to(tl.float32), acc, input_precision="ieee")
-        else:
-            acc = tl.dot(a, w, acc)
+        acc = tl.dot(a, w, acc)
         a_ptrs += BLOCK_K * stride_ak
         w_ptrs += BLOCK_K * stride_wk
 
@@ -87,6 +82,6 @@ class ModelNew(nn.Module):
             x, w, b, out, m, n, k,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1), out.stride(0), out.stride(1),
             BLOCK_M=self.BLOCK_M, BLOCK_N=self.BLOCK_N, BLOCK_K=self.BLOCK_K, GROUP_M=self.GROUP_M,
-            UPCAST_TILES=x.device.type == "cpu", num_warps=8, num_stages=3,
+            num_warps=8, num_stages=3,
         )
         return out

@@ -6,7 +6,10 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 EQUAL_TIMES = [1.0, 1.0, 1.0]
+_PATCHED = "_kforge_bfloat16_fixed"
 
 
 def _no_timing(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) -> list[float]:
@@ -14,9 +17,57 @@ def _no_timing(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) 
     return EQUAL_TIMES
 
 
+def bfloat16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 values (as the interpreter stores them: uint16 bit patterns) widened exactly to float32."""
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def float32_to_bfloat16_bits(values: np.ndarray) -> np.ndarray:
+    """float32 rounded to the nearest bfloat16, ties to even, as the GPU's cvt.rn.bf16.f32 does; NaN
+    stays a (quiet) NaN and values past the largest bfloat16 become infinity."""
+    data = np.asarray(values, dtype=np.float32)
+    bits = data.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(data)
+    rounded[nan] = ((bits[nan] >> 16) | 0x40).astype(np.uint16)
+    return rounded
+
+
+def _fix_bfloat16(builder_class: Any, tensor_handle: Any, tl: Any) -> None:
+    """Triton 3.6's interpreter keeps bfloat16 as uint16 bit patterns: its tl.dot multiplies those
+    patterns as integers (wrong results for any bfloat16 matmul), and its float32 -> bfloat16 cast
+    truncates where the GPU rounds to nearest even. Widen bfloat16 dot operands to float32 (every
+    product of two bfloat16 values is exact in float32, and the GPU accumulates in float32), and
+    round the cast as the GPU does."""
+    if getattr(builder_class, _PATCHED, False):
+        return
+    create_dot = builder_class.create_dot
+    cast_impl = builder_class.cast_impl
+
+    def widened(handle: Any) -> Any:
+        if handle.dtype.scalar != tl.bfloat16:
+            return handle
+        return tensor_handle(bfloat16_bits_to_float32(handle.data), tl.float32)
+
+    def dot(self: Any, a: Any, b: Any, d: Any, input_precision: Any, max_num_imprecise_acc: Any) -> Any:
+        return create_dot(self, widened(a), widened(b), d, input_precision, max_num_imprecise_acc)
+
+    def cast(self: Any, src: Any, dst_type: Any) -> Any:
+        if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16:
+            return tensor_handle(float32_to_bfloat16_bits(src.data), dst_type.scalar)
+        return cast_impl(self, src, dst_type)
+
+    builder_class.create_dot = dot
+    builder_class.cast_impl = cast
+    setattr(builder_class, _PATCHED, True)
+
+
 def prepare_triton_interpreter() -> None:
     """@triton.autotune asks the active GPU driver for a benchmarker, and there is none on the CPU:
-    give autotuners without their own do_bench a constant one, so they pick their first config."""
+    give autotuners without their own do_bench a constant one, so they pick their first config.
+    Also makes the interpreter's bfloat16 arithmetic match the GPU's (_fix_bfloat16)."""
+    import triton.language as tl
+    from triton.runtime import interpreter
     from triton.runtime.autotuner import Autotuner
 
     def do_bench(self: Autotuner) -> Callable[..., list[float]]:
@@ -25,3 +76,4 @@ def prepare_triton_interpreter() -> None:
     patched = cached_property(do_bench)
     patched.__set_name__(Autotuner, "do_bench")
     Autotuner.do_bench = patched  # type: ignore[method-assign,assignment]
+    _fix_bfloat16(interpreter.InterpreterBuilder, interpreter.TensorHandle, tl)
