@@ -80,7 +80,7 @@ class BatchRun {
   void work(const std::string& device) {
     while (auto assignment = next(device)) {
       const auto start = Clock::now();
-      auto outcome = evaluate(*assignment, device);
+      auto outcome = evaluate_or_report(*assignment, device);
       outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
       finish(*assignment, device, std::move(outcome));
     }
@@ -144,6 +144,26 @@ class BatchRun {
     return slot.session;
   }
 
+  // A failure inside kforge while evaluating one job becomes that job's error verdict: it must not
+  // end the worker thread (std::terminate would lose every result of the batch).
+  EvalOutcome evaluate_or_report(Assignment& assignment, const std::string& device) {
+    try {
+      return evaluate(assignment, device);
+    } catch (const std::exception& error) {
+      const auto& job = assignment.job;
+      EvalOutcome outcome{job.index, job.problem, job.tags, {}, device, false, kMaxAttempts, 0.0};
+      outcome.verdict = {{"schema", "kforge.verdict/2"},
+                         {"outcome", "error"},
+                         {"accepted", false},
+                         {"failed_stage", nullptr},
+                         {"summary", std::string("error (internal): ") + error.what()},
+                         {"speedup", nullptr},
+                         {"stages", nlohmann::json::array()},
+                         {"error", {{"kind", "internal"}, {"message", error.what()}}}};
+      return outcome;
+    }
+  }
+
   EvalOutcome evaluate(Assignment& assignment, const std::string& device) {
     auto& job = assignment.job;
     job.settings.device = device;
@@ -153,7 +173,8 @@ class BatchRun {
     auto* gate = device == "cpu" ? nullptr : gates_.at(device).get();
     auto* budget = device == "cpu" ? nullptr : budgets_.at(device).get();
     const auto& load = session->load_reply();
-    if (budget != nullptr && load.contains("gpu_memory")) {
+    if (budget != nullptr && load.is_object() && load.contains("gpu_memory") &&
+        load["gpu_memory"].is_object()) {
       budget->set_capacity_once(
           static_cast<std::uint64_t>(kUsableMemoryShare * load["gpu_memory"].value("free", 0.0)));
     }
@@ -193,7 +214,9 @@ class BatchRun {
   static std::uint64_t evaluation_memory(const nlohmann::json& load) {
     constexpr std::uint64_t kContextBytes = std::uint64_t{1} << 30;
     constexpr std::uint64_t kInputCopies = 4;
-    return kContextBytes + kInputCopies * load.value("input_bytes", std::uint64_t{0});
+    // No load reply (the problem failed to load): the evaluation reports that, and reserves the minimum.
+    const std::uint64_t input_bytes = load.is_object() ? load.value("input_bytes", std::uint64_t{0}) : 0;
+    return kContextBytes + kInputCopies * input_bytes;
   }
   static constexpr double kUsableMemoryShare = 0.8;  // of the free memory the first judge saw
 

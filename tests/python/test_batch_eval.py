@@ -139,3 +139,25 @@ def test_bench_suite_reports_validity(tmp_path: Path) -> None:
     report = json.loads(run.stdout)
     assert run.returncode == 1, "a suite whose reference solution fails is invalid"
     assert report["valid"] is False and report["accepted"] == 1 and report["problems"] == 2
+
+
+def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
+    problems = tmp_path / "problems"
+    (problems / "broken").mkdir(parents=True)
+    (problems / "broken" / "problem.py").write_text("import a_module_that_does_not_exist\n")
+    good = STARTER / "01_scaled_add"
+    (problems / good.name).mkdir()
+    (problems / good.name / "problem.py").write_text((good / "problem.py").read_text())
+    solution = (good / "solution.py").read_text()
+    samples = tmp_path / "samples.jsonl"
+    write_samples(samples, [{"problem": name, "code": solution} for name in ("broken", good.name)])
+    results = tmp_path / "results.jsonl"
+    run = run_kforge(
+        "eval", "--problems", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
+        "--no-store", "--results", str(results), "-j", "2", timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = {line["problem"]: line for line in read_results(results)}
+    assert lines["broken"]["outcome"] == "error"
+    assert "a_module_that_does_not_exist" in lines["broken"]["summary"]
+    assert lines["01_scaled_add"]["outcome"] == "accepted"
