@@ -11,6 +11,7 @@
 
 #include "report/batch_metrics.hpp"
 #include "report/progress_display.hpp"
+#include "reward/reward_formulas.hpp"
 #include "runner/environment_probe.hpp"
 #include "runner/environment_variable.hpp"
 #include "schedule/eval_scheduler.hpp"
@@ -20,7 +21,8 @@ namespace {
 
 constexpr std::size_t kMaxJobsPerDevice = 16;
 
-nlohmann::json result_line(const schedule::EvalOutcome& outcome) {
+nlohmann::json result_line(const schedule::EvalOutcome& outcome,
+                           const std::optional<reward::RewardSpec>& spec) {
   const auto& verdict = outcome.verdict;
   nlohmann::json line = outcome.tags;
   line.update({{"index", outcome.index},
@@ -37,6 +39,7 @@ nlohmann::json result_line(const schedule::EvalOutcome& outcome) {
   const auto metrics = report::sample_result(outcome.problem, verdict);
   line["compiled"] = metrics.compiled;
   line["correct"] = metrics.correct;
+  attach_reward(line, verdict, spec);
   return line;
 }
 
@@ -71,9 +74,33 @@ void add_batch_options(CLI::App& command, BatchOptions& options) {
                      "result store (SQLite); default $KFORGE_STORE or ~/.cache/kforge/results.sqlite");
   command.add_flag("--no-store", options.no_store, "neither read nor write the result store");
   command.add_flag("--fresh", options.fresh, "evaluate again even when the store holds a verdict");
+  command.add_option(
+      "--reward", options.reward,
+      "add a reward to each result: kforge, autotriton, tritonrl, drkernel, or a JSON spec "
+      "such as '{\"formula\": \"weighted\", \"weights\": {\"correct\": 1}}' (docs/rewards.md)");
   command.add_flag(
       "--no-zygote", options.no_zygote,
       "start each candidate as a new Python process instead of forking it from the device's zygote");
+}
+
+std::optional<reward::RewardSpec> reward_spec(const BatchOptions& options) {
+  if (options.reward.empty()) {
+    return std::nullopt;
+  }
+  const bool object = options.reward.find('{') != std::string::npos;
+  const auto spec =
+      object ? nlohmann::json::parse(options.reward, nullptr, false) : nlohmann::json(options.reward);
+  if (spec.is_discarded()) {
+    throw std::invalid_argument("--reward: not valid JSON: " + options.reward);
+  }
+  return reward::parse_reward_spec(spec);
+}
+
+void attach_reward(nlohmann::json& document, const nlohmann::json& verdict,
+                   const std::optional<reward::RewardSpec>& spec) {
+  if (spec) {
+    document["reward"] = reward::to_json(reward::reward_for_verdict(verdict, *spec), *spec);
+  }
 }
 
 std::vector<std::string> batch_devices(const BatchOptions& options, const std::string& device) {
@@ -113,11 +140,12 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
   if (!results) {
     throw std::runtime_error(fmt::format("cannot write the results file {}", options.results));
   }
+  const auto spec = reward_spec(options);
   report::ProgressDisplay progress(std::cerr, samples.size(), isatty(STDERR_FILENO) != 0);
   std::vector<nlohmann::json> lines;
   std::mutex lines_mutex;
   const auto on_result = [&](const schedule::EvalOutcome& outcome) {
-    auto line = result_line(outcome);
+    auto line = result_line(outcome, spec);
     const std::lock_guard lock(lines_mutex);
     // One line per finished sample, flushed at once: a killed run keeps every finished result.
     results << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "problem/sample_set.hpp"
+#include "reward/reward_spec.hpp"
 #include "verify/eval_settings.hpp"
 
 namespace kforge::cli {
@@ -19,7 +21,15 @@ struct BatchOptions {
   bool fresh = false;      // evaluate again even when the store has a verdict
   bool no_zygote = false;  // start every candidate fresh instead of forking it from a zygote
   bool json = false;       // print the metrics as JSON
+  std::string reward;      // empty: no reward; a formula name or a JSON reward spec (docs/rewards.md)
 };
+
+// The --reward spec, if one was given. Throws std::invalid_argument (naming the bad field) for a bad one.
+std::optional<reward::RewardSpec> reward_spec(const BatchOptions& options);
+
+// Adds "reward" (docs/rewards.md) to a verdict or result document when a spec is given.
+void attach_reward(nlohmann::json& document, const nlohmann::json& verdict,
+                   const std::optional<reward::RewardSpec>& spec);
 
 // Adds --gpus, -j, --results, --store, --no-store, --fresh, --no-zygote to a subcommand.
 void add_batch_options(CLI::App& command, BatchOptions& options);

@@ -81,6 +81,8 @@ int run_single(EvalOptions& options) {
       store->put_verdict(*identity, *document);
     }
   }
+  const auto verdict = *document;
+  attach_reward(*document, verdict, reward_spec(options.batch));  // computed, never stored
   // Replace invalid UTF-8 (a candidate may print any bytes) rather than throw while reporting.
   const auto text = document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (!options.output.empty()) {
@@ -90,6 +92,13 @@ int run_single(EvalOptions& options) {
     std::cout << text << "\n";
   } else {
     std::cout << report::render_terminal(*document, isatty(STDOUT_FILENO) != 0);
+    if (const auto reward = document->find("reward"); reward != document->end()) {
+      std::cout << fmt::format("reward ({}): {} — {}\n", reward->value("formula", ""),
+                               (*reward)["reward"].is_number()
+                                   ? fmt::format("{:.4g}", (*reward)["reward"].get<double>())
+                                   : std::string("none"),
+                               reward->value("explanation", ""));
+    }
   }
   const auto outcome = document->value("outcome", "error");
   return outcome == "accepted" ? 0 : outcome == "rejected" ? 1 : 2;
@@ -143,6 +152,12 @@ int run_eval(EvalOptions& options) {
   settings.profile = options.profile == "lenient" ? rules::Profile::lenient : rules::Profile::strict;
   settings.measure_performance = !options.no_perf;
   options.batch.json = options.json;
+  try {
+    reward_spec(options.batch);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "kforge eval: " << error.what() << "\n";
+    return 2;
+  }
   const bool batch = !options.samples.empty() || !options.problems.empty() || !options.kernelbench.empty();
   if (batch) {
     return run_batch_eval(options);
