@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include <utility>  // before Boost: its awaitable.hpp uses std::exchange without including it
+// clang-format off
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+// clang-format on
+#include <chrono>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "serve/http_server.hpp"
+
+namespace kforge::serve {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+HttpResponse echo(const HttpRequest& request) {
+  if (request.path == "/throw") {
+    throw std::runtime_error("boom");
+  }
+  if (request.path == "/slow") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  HttpResponse response;
+  response.body =
+      nlohmann::json{{"method", request.method},
+                     {"path", request.path},
+                     {"query", request.query},
+                     {"body", request.body},
+                     {"agent", request.headers.count("user-agent") ? request.headers.at("user-agent") : ""}}
+          .dump();
+  return response;
+}
+
+struct Server {
+  explicit Server(HttpServerOptions options = {}) : server(with_any_port(std::move(options)), echo) {
+    server.start();
+  }
+  static HttpServerOptions with_any_port(HttpServerOptions options) {
+    options.port = 0;
+    return options;
+  }
+  HttpServer server;
+};
+
+// Sends raw bytes, returns everything the server answered before closing (or the first response).
+std::string raw_exchange(std::uint16_t port, const std::string& bytes) {
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  asio::write(socket, asio::buffer(bytes));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  beast::error_code error;
+  http::read(socket, buffer, response, error);
+  return error ? "read error: " + error.message()
+               : std::to_string(response.result_int()) + " " + response.body();
+}
+
+http::response<http::string_body> request(tcp::socket& socket, http::verb verb, const std::string& target,
+                                          const std::string& body = "") {
+  http::request<http::string_body> message(verb, target, 11);
+  message.set(http::field::host, "localhost");
+  message.set(http::field::user_agent, "test");
+  message.body() = body;
+  message.prepare_payload();
+  http::write(socket, message);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(socket, buffer, response);
+  return response;
+}
+
+TEST(HttpServer, AnswersRequestsAndKeepsTheConnectionAlive) {
+  Server fixture;
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), fixture.server.port()));
+  const auto first = request(socket, http::verb::post, "/v1/echo?x=1", "hello");
+  ASSERT_EQ(first.result_int(), 200);
+  const auto body = nlohmann::json::parse(first.body());
+  EXPECT_EQ(body["method"], "POST");
+  EXPECT_EQ(body["path"], "/v1/echo");
+  EXPECT_EQ(body["query"], "x=1");
+  EXPECT_EQ(body["body"], "hello");
+  EXPECT_EQ(body["agent"], "test");
+  const auto second = request(socket, http::verb::get, "/again");
+  EXPECT_EQ(nlohmann::json::parse(second.body())["path"], "/again") << "same connection, second request";
+}
+
+TEST(HttpServer, MalformedOversizedAndFailingRequestsGetJsonErrors) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  Server fixture(options);
+  const auto port = fixture.server.port();
+  const auto garbage = raw_exchange(port, "THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(garbage.substr(0, 4), "400 ");
+  EXPECT_NE(garbage.find("bad-request"), std::string::npos);
+  const auto huge = raw_exchange(
+      port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + std::string(2048, 'a'));
+  EXPECT_EQ(huge.substr(0, 4), "413 ");
+  EXPECT_NE(huge.find("body-too-large"), std::string::npos);
+  const auto thrown = raw_exchange(port, "GET /throw HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(thrown.substr(0, 4), "500 ");
+  EXPECT_NE(thrown.find("boom"), std::string::npos);
+}
+
+TEST(HttpServer, ConnectionsPastTheLimitAreRefusedWith503) {
+  HttpServerOptions options;
+  options.max_connections = 1;
+  Server fixture(options);
+  asio::io_context io;
+  tcp::socket held(io);
+  held.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), fixture.server.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server has accepted the first
+  const auto refused = raw_exchange(fixture.server.port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(refused.substr(0, 4), "503 ");
+}
+
+TEST(HttpServer, StopLetsAnInFlightRequestFinish) {
+  Server fixture;
+  const auto port = fixture.server.port();
+  auto slow = std::async(std::launch::async,
+                         [port]() { return raw_exchange(port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(fixture.server.in_flight(), 1U);
+  fixture.server.stop(std::chrono::seconds(5));
+  EXPECT_EQ(slow.get().substr(0, 4), "200 ");
+}
+
+TEST(HttpServer, ABadAddressIsAClearError) {
+  HttpServerOptions options;
+  options.host = "not-an-address";
+  HttpServer server(options, echo);
+  try {
+    server.start();
+    FAIL() << "start must throw";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("not-an-address"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kforge::serve
