@@ -5,6 +5,7 @@
 
 #include "cli/bench_command.hpp"
 #include "cli/eval_command.hpp"
+#include "cli/serve_command.hpp"
 
 namespace {
 constexpr const char* kVersion = "0.1.0";
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", kVersion);
   const auto run_eval = kforge::cli::add_eval_command(app);
   const auto run_bench = kforge::cli::add_bench_command(app);
+  const auto run_serve = kforge::cli::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& success) {
@@ -26,8 +28,12 @@ int main(int argc, char** argv) {
     return 2;  // usage errors always exit 2, whatever CLI11's own code
   }
   try {
-    const int eval_code = run_eval();
-    return eval_code >= 0 ? eval_code : run_bench();
+    for (const auto& run : {run_eval, run_bench, run_serve}) {
+      if (const int code = run(); code >= 0) {
+        return code;
+      }
+    }
+    return 2;
   } catch (const std::exception& error) {
     std::cerr << "kforge: internal error: " << error.what() << "\n";
     return 2;

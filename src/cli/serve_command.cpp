@@ -1,0 +1,147 @@
+#include "cli/serve_command.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/batch_run.hpp"
+#include "serve/evaluation_service.hpp"
+#include "serve/http_server.hpp"
+#include "serve/reward_api.hpp"
+#include "store/result_store.hpp"
+
+namespace kforge::cli {
+namespace {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8000;
+  std::string device = "auto";
+  std::string token_file;
+  std::string problems_dir;
+  std::string python;
+  std::size_t concurrent_jobs = 2;
+  std::size_t max_completions = 1024;
+  double drain_s = 600.0;
+  verify::EvalSettings settings;
+  BatchOptions batch;
+};
+
+std::optional<std::string> read_token(const std::string& file) {
+  if (file.empty()) {
+    return std::nullopt;
+  }
+  std::ifstream in(file);
+  std::string token;
+  if (!in || !std::getline(in, token) || token.empty()) {
+    throw std::runtime_error(fmt::format("--token-file {}: expected the token on its first line", file));
+  }
+  return token;
+}
+
+std::filesystem::path problems_folder(const ServeOptions& options) {
+  if (!options.problems_dir.empty()) {
+    return options.problems_dir;
+  }
+  const std::filesystem::path store = options.batch.store.empty() ? store::ResultStore::default_path()
+                                                                   : std::filesystem::path(options.batch.store);
+  return store.parent_path() / "served-problems";
+}
+
+// Blocks SIGTERM and SIGINT in every thread started after this, so the main thread can sigwait them.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int run_serve(ServeOptions& options) {
+  const auto signals = block_stop_signals();
+  auto& settings = options.settings;
+  if (!options.python.empty()) {
+    settings.python = options.python;
+  }
+  serve::ServiceOptions service_options;
+  service_options.base = settings;
+  service_options.concurrent_jobs = options.concurrent_jobs;
+  service_options.scheduler.devices = batch_devices(options.batch, options.device);
+  service_options.scheduler.jobs_per_device = options.batch.jobs > 0 ? options.batch.jobs : 4;
+  service_options.scheduler.use_zygote = !options.batch.no_zygote;
+  service_options.scheduler.reuse_stored = !options.batch.fresh;
+  std::unique_ptr<store::ResultStore> store;
+  if (!options.batch.no_store) {
+    store = store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
+                                                                 : std::filesystem::path(options.batch.store));
+    service_options.scheduler.store = store.get();
+  }
+  serve::ProblemRegistry problems(problems_folder(options));
+  serve::JobTable jobs;
+  serve::ServiceMetrics metrics;
+  serve::EvaluationService service(service_options, jobs, metrics);
+  serve::ApiLimits limits;
+  limits.max_completions = options.max_completions;
+  const nlohmann::json about = {{"service", "kforge"},
+                                {"api", "v1"},
+                                {"devices", service_options.scheduler.devices},
+                                {"store", store ? nlohmann::json(store->path().string()) : nlohmann::json(nullptr)}};
+  serve::RewardApi api(problems, jobs, service, metrics, read_token(options.token_file), limits, about);
+  serve::HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  serve::HttpServer server(http, [&api](const serve::HttpRequest& request) { return api.handle(request); });
+  server.start();
+  api.set_in_flight_source([&server]() { return server.in_flight(); });
+  std::cerr << fmt::format("kforge serve: listening on http://{}:{} (devices {}; store {})\n", options.host,
+                           server.port(), fmt::join(service_options.scheduler.devices, ","),
+                           store ? store->path().string() : "off")
+            << std::flush;
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  std::cerr << fmt::format("kforge serve: {} received, finishing the evaluations in flight\n",
+                           signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
+            << std::flush;
+  service.drain();
+  server.stop(std::chrono::milliseconds(static_cast<long>(options.drain_s * 1000.0)));
+  std::cerr << "kforge serve: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  auto* serve = app.add_subcommand("serve", "run the reward service: an HTTP/JSON API over the evaluation engine");
+  auto& settings = options->settings;
+  serve->add_option("--host", options->host, "address to listen on (loopback by default)")->capture_default_str();
+  serve->add_option("--port", options->port, "port (0: any free port, printed at start)")->capture_default_str();
+  serve->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")->capture_default_str();
+  serve->add_option("--token-file", options->token_file,
+                    "file whose first line is a bearer token every request but /v1/health must carry");
+  serve->add_option("--problems-dir", options->problems_dir,
+                    "where registered problems are kept (default: served-problems next to the store)");
+  serve->add_option("--concurrent-jobs", options->concurrent_jobs, "evaluation requests run at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve->add_option("--max-completions", options->max_completions, "completions per request at most")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")->capture_default_str();
+  serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
+  serve->add_option("--timeout", settings.timeout_s, "seconds allowed for each call into a worker")
+      ->capture_default_str();
+  serve->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most per evaluation")
+      ->capture_default_str();
+  serve->add_option("--python", options->python, "Python interpreter with torch and triton");
+  add_batch_options(*serve, options->batch);
+  return [options, serve]() { return serve->parsed() ? run_serve(*options) : -1; };
+}
+
+}  // namespace kforge::cli

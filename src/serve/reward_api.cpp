@@ -1,0 +1,217 @@
+#include "serve/reward_api.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "reward/reward_spec.hpp"
+
+namespace kforge::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kDefaultWaitS = 600.0;
+
+// Constant-time comparison: the token check must not leak how many leading characters matched.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned char difference = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    difference = static_cast<unsigned char>(difference | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
+  }
+  return difference == 0;
+}
+
+std::string type_name(const nlohmann::json& value) { return value.type_name(); }
+
+}  // namespace
+
+HttpResponse json_response(int status, const nlohmann::json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return response;
+}
+
+RewardApi::RewardApi(ProblemRegistry& problems, JobTable& jobs, EvaluationService& service,
+                     ServiceMetrics& metrics, std::optional<std::string> token, ApiLimits limits,
+                     nlohmann::json about)
+    : problems_(problems),
+      jobs_(jobs),
+      service_(service),
+      metrics_(metrics),
+      token_(std::move(token)),
+      limits_(limits),
+      about_(std::move(about)),
+      in_flight_([]() { return std::size_t{0}; }) {}
+
+void RewardApi::set_in_flight_source(std::function<std::size_t()> source) { in_flight_ = std::move(source); }
+
+HttpResponse RewardApi::handle(const HttpRequest& request) {
+  const auto start = Clock::now();
+  std::string route_name = "unknown";
+  auto response = route(request, route_name);
+  metrics_.request(route_name, response.status, std::chrono::duration<double>(Clock::now() - start).count());
+  return response;
+}
+
+bool RewardApi::authorised(const HttpRequest& request) const {
+  if (!token_) {
+    return true;
+  }
+  const auto header = request.headers.find("authorization");
+  return header != request.headers.end() && same_secret(header->second, "Bearer " + *token_);
+}
+
+HttpResponse RewardApi::route(const HttpRequest& request, std::string& route_name) {
+  const auto& path = request.path;
+  const auto method_is = [&](const char* method) { return request.method == method; };
+  if (path == "/v1/health") {
+    route_name = "health";
+    return method_is("GET") ? health() : json_error(405, "method-not-allowed", "use GET /v1/health");
+  }
+  if (!authorised(request)) {
+    route_name = "unauthorised";
+    auto response = json_error(401, "unauthorised", "send the service's token as 'Authorization: Bearer TOKEN'");
+    response.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return response;
+  }
+  if (path == "/metrics" || path == "/v1/metrics") {
+    route_name = "metrics";
+    return method_is("GET") ? metrics() : json_error(405, "method-not-allowed", "use GET /metrics");
+  }
+  if (path.rfind("/v1/jobs/", 0) == 0) {
+    route_name = "job";
+    return method_is("GET") ? job(path.substr(9)) : json_error(405, "method-not-allowed", "use GET /v1/jobs/ID");
+  }
+  const bool known = path == "/v1/problems" || path == "/v1/evaluate";
+  if (!known) {
+    return json_error(404, "not-found",
+                      fmt::format("no route {}; the API has GET /v1/health, POST /v1/problems, POST /v1/evaluate, "
+                                  "GET /v1/jobs/ID and GET /metrics (docs/api.md)",
+                                  path.substr(0, 200)));
+  }
+  route_name = path == "/v1/problems" ? "problems" : "evaluate";
+  if (!method_is("POST")) {
+    return json_error(405, "method-not-allowed", "use POST " + path);
+  }
+  const auto body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return json_error(400, "bad-json", "the request body must be a JSON object");
+  }
+  return path == "/v1/problems" ? register_problem(body) : evaluate(body);
+}
+
+HttpResponse RewardApi::health() const {
+  auto document = about_;
+  document["status"] = service_.draining() ? "draining" : "ok";
+  document["problems"] = problems_.size();
+  document["queue_depth"] = jobs_.queued();
+  document["jobs_running"] = jobs_.running();
+  return json_response(service_.draining() ? 503 : 200, document);
+}
+
+HttpResponse RewardApi::register_problem(const nlohmann::json& body) {
+  const auto source = body.find("source");
+  if (source == body.end() || !source->is_string() || source->get_ref<const std::string&>().empty()) {
+    return json_error(400, "bad-request", "'source' must be the problem's Python source (a non-empty string)");
+  }
+  if (source->get_ref<const std::string&>().size() > limits_.max_source_bytes) {
+    return json_error(413, "source-too-large", fmt::format("a problem source is at most {} bytes", limits_.max_source_bytes));
+  }
+  try {
+    return json_response(200, {{"problem_id", problems_.add(source->get<std::string>())}});
+  } catch (const std::exception& error) {
+    return json_error(500, "store-failed", error.what());
+  }
+}
+
+HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
+  EvaluationRequest request;
+  nlohmann::json info = nlohmann::json::object();
+  if (const auto id = body.find("problem_id"); id != body.end()) {
+    if (!id->is_string()) {
+      return json_error(400, "bad-request", "'problem_id' must be a string from POST /v1/problems");
+    }
+    const auto found = problems_.find(id->get<std::string>());
+    if (!found) {
+      return json_error(404, "unknown-problem",
+                        fmt::format("no problem '{}': register its source with POST /v1/problems first",
+                                    id->get<std::string>().substr(0, 100)));
+    }
+    request.problem = *found;
+    info["problem_id"] = *id;
+  } else if (const auto source = body.find("problem_source"); source != body.end() && source->is_string()) {
+    if (source->get_ref<const std::string&>().size() > limits_.max_source_bytes) {
+      return json_error(413, "source-too-large", "the problem source is too large");
+    }
+    const auto problem_id = problems_.add(source->get<std::string>());
+    request.problem = *problems_.find(problem_id);
+    info["problem_id"] = problem_id;
+  } else {
+    return json_error(400, "bad-request", "give 'problem_id' (from POST /v1/problems) or 'problem_source'");
+  }
+  const auto completions = body.find("completions");
+  if (completions == body.end() || !completions->is_array() || completions->empty()) {
+    return json_error(400, "bad-request", "'completions' must be a non-empty list of strings");
+  }
+  if (completions->size() > limits_.max_completions) {
+    return json_error(413, "too-many-completions",
+                      fmt::format("at most {} completions per request", limits_.max_completions));
+  }
+  for (const auto& completion : *completions) {
+    if (!completion.is_string()) {
+      return json_error(400, "bad-request", "every completion must be a string, got " + type_name(completion));
+    }
+    if (completion.get_ref<const std::string&>().size() > limits_.max_source_bytes) {
+      return json_error(413, "completion-too-large",
+                        fmt::format("a completion is at most {} bytes", limits_.max_source_bytes));
+    }
+    request.completions.push_back(completion.get<std::string>());
+  }
+  try {
+    request.reward = reward::parse_reward_spec(body.value("reward", nlohmann::json(nullptr)));
+  } catch (const std::invalid_argument& error) {
+    return json_error(400, "bad-reward", error.what());
+  }
+  request.include_verdict = body.value("include_verdict", false);
+  double wait_s = kDefaultWaitS;
+  if (const auto wait = body.find("wait_s"); wait != body.end()) {
+    if (!wait->is_number() || !std::isfinite(wait->get<double>()) || wait->get<double>() < 0) {
+      return json_error(400, "bad-request", "'wait_s' must be a number of seconds >= 0 (0: answer at once with a job id)");
+    }
+    wait_s = std::min(wait->get<double>(), limits_.max_wait_s);
+  }
+  info["reward"] = reward::to_json(request.reward);
+  std::string id;
+  try {
+    id = service_.submit(std::move(request), info);
+  } catch (const std::runtime_error& error) {
+    return json_error(503, "shutting-down", error.what());
+  }
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+  const bool finished = wait_s > 0 && jobs_.wait(id, deadline);
+  auto snapshot = jobs_.snapshot(id, finished);
+  if (!snapshot) {
+    return json_error(500, "job-lost", "the job finished but its results were evicted; fetch them again by re-sending");
+  }
+  return json_response(finished ? 200 : 202, *snapshot);
+}
+
+HttpResponse RewardApi::job(const std::string& id) const {
+  const auto snapshot = jobs_.snapshot(id, true);
+  if (!snapshot) {
+    return json_error(404, "unknown-job", "no job with this id (finished jobs are kept for a while; the result "
+                                          "store answers the same request again at once)");
+  }
+  return json_response(200, *snapshot);
+}
+
+HttpResponse RewardApi::metrics() const {
+  HttpResponse response;
+  response.content_type = "text/plain; version=0.0.4";
+  response.body = metrics_.render(jobs_.queued(), jobs_.running(), in_flight_());
+  return response;
+}
+
+}  // namespace kforge::serve
