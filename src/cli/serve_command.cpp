@@ -48,8 +48,9 @@ std::filesystem::path problems_folder(const ServeOptions& options) {
   if (!options.problems_dir.empty()) {
     return options.problems_dir;
   }
-  const std::filesystem::path store = options.batch.store.empty() ? store::ResultStore::default_path()
-                                                                   : std::filesystem::path(options.batch.store);
+  const std::filesystem::path store = options.batch.store.empty()
+                                          ? store::ResultStore::default_path()
+                                          : std::filesystem::path(options.batch.store);
   return store.parent_path() / "served-problems";
 }
 
@@ -78,8 +79,9 @@ int run_serve(ServeOptions& options) {
   service_options.scheduler.reuse_stored = !options.batch.fresh;
   std::unique_ptr<store::ResultStore> store;
   if (!options.batch.no_store) {
-    store = store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
-                                                                 : std::filesystem::path(options.batch.store));
+    store =
+        store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
+                                                             : std::filesystem::path(options.batch.store));
     service_options.scheduler.store = store.get();
   }
   serve::ProblemRegistry problems(problems_folder(options));
@@ -88,10 +90,11 @@ int run_serve(ServeOptions& options) {
   serve::EvaluationService service(service_options, jobs, metrics);
   serve::ApiLimits limits;
   limits.max_completions = options.max_completions;
-  const nlohmann::json about = {{"service", "kforge"},
-                                {"api", "v1"},
-                                {"devices", service_options.scheduler.devices},
-                                {"store", store ? nlohmann::json(store->path().string()) : nlohmann::json(nullptr)}};
+  const nlohmann::json about = {
+      {"service", "kforge"},
+      {"api", "v1"},
+      {"devices", service_options.scheduler.devices},
+      {"store", store ? nlohmann::json(store->path().string()) : nlohmann::json(nullptr)}};
   serve::RewardApi api(problems, jobs, service, metrics, read_token(options.token_file), limits, about);
   serve::HttpServerOptions http;
   http.host = options.host;
@@ -118,11 +121,15 @@ int run_serve(ServeOptions& options) {
 
 std::function<int()> add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
-  auto* serve = app.add_subcommand("serve", "run the reward service: an HTTP/JSON API over the evaluation engine");
+  auto* serve =
+      app.add_subcommand("serve", "run the reward service: an HTTP/JSON API over the evaluation engine");
   auto& settings = options->settings;
-  serve->add_option("--host", options->host, "address to listen on (loopback by default)")->capture_default_str();
-  serve->add_option("--port", options->port, "port (0: any free port, printed at start)")->capture_default_str();
-  serve->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")->capture_default_str();
+  serve->add_option("--host", options->host, "address to listen on (loopback by default)")
+      ->capture_default_str();
+  serve->add_option("--port", options->port, "port (0: any free port, printed at start)")
+      ->capture_default_str();
+  serve->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")
+      ->capture_default_str();
   serve->add_option("--token-file", options->token_file,
                     "file whose first line is a bearer token every request but /v1/health must carry");
   serve->add_option("--problems-dir", options->problems_dir,
@@ -133,11 +140,13 @@ std::function<int()> add_serve_command(CLI::App& app) {
   serve->add_option("--max-completions", options->max_completions, "completions per request at most")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  serve->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")->capture_default_str();
+  serve->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")
+      ->capture_default_str();
   serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
   serve->add_option("--timeout", settings.timeout_s, "seconds allowed for each call into a worker")
       ->capture_default_str();
-  serve->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most per evaluation")
+  serve
+      ->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most per evaluation")
       ->capture_default_str();
   serve->add_option("--python", options->python, "Python interpreter with torch and triton");
   add_batch_options(*serve, options->batch);

@@ -117,10 +117,12 @@ void EvaluationService::run(const std::string& id, const EvaluationRequest& requ
     try {
       metrics_.evaluation(text_field(outcome.verdict, "outcome", "error"),
                           text_field(outcome.verdict, "failed_stage", ""), outcome.seconds);
-      jobs_.set_result(id, outcome.index, completion_result(outcome, request.reward, request.include_verdict));
-    } catch (const std::exception& error) {
       jobs_.set_result(id, outcome.index,
-                       {{"index", outcome.index}, {"outcome", "error"}, {"summary", error.what()}, {"reward", nullptr}});
+                       completion_result(outcome, request.reward, request.include_verdict));
+    } catch (const std::exception& error) {
+      jobs_.set_result(
+          id, outcome.index,
+          {{"index", outcome.index}, {"outcome", "error"}, {"summary", error.what()}, {"reward", nullptr}});
     }
   };
   try {

@@ -13,8 +13,7 @@ namespace {
 constexpr std::size_t kIdLength = 16;  // 64 bits of SHA-256: collisions are not a practical concern here
 
 bool is_id(const std::string& name) {
-  return name.size() == kIdLength &&
-         name.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return name.size() == kIdLength && name.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 }  // namespace
@@ -23,7 +22,8 @@ ProblemRegistry::ProblemRegistry(std::filesystem::path root) : root_(std::move(r
   std::error_code error;
   std::filesystem::create_directories(root_, error);
   if (error) {
-    throw std::runtime_error(fmt::format("cannot create the problem folder {}: {}", root_.string(), error.message()));
+    throw std::runtime_error(
+        fmt::format("cannot create the problem folder {}: {}", root_.string(), error.message()));
   }
   for (const auto& entry : std::filesystem::directory_iterator(root_, error)) {
     const auto name = entry.path().filename().string();
@@ -34,9 +34,9 @@ ProblemRegistry::ProblemRegistry(std::filesystem::path root) : root_(std::move(r
 }
 
 std::string ProblemRegistry::add(const std::string& source) {
-  const auto id = store::sha256_hex(source).substr(0, kIdLength);
+  auto id = store::sha256_hex(source).substr(0, kIdLength);
   const std::lock_guard lock(mutex_);
-  if (problems_.count(id) != 0) {
+  if (problems_.contains(id)) {
     return id;
   }
   const auto folder = root_ / id;

@@ -17,7 +17,8 @@ constexpr double kDefaultWaitS = 600.0;
 bool same_secret(const std::string& a, const std::string& b) {
   unsigned char difference = a.size() == b.size() ? 0 : 1;
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    difference = static_cast<unsigned char>(difference | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
+    difference = static_cast<unsigned char>(
+        difference | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
   }
   return difference == 0;
 }
@@ -72,7 +73,8 @@ HttpResponse RewardApi::route(const HttpRequest& request, std::string& route_nam
   }
   if (!authorised(request)) {
     route_name = "unauthorised";
-    auto response = json_error(401, "unauthorised", "send the service's token as 'Authorization: Bearer TOKEN'");
+    auto response =
+        json_error(401, "unauthorised", "send the service's token as 'Authorization: Bearer TOKEN'");
     response.headers.emplace_back("WWW-Authenticate", "Bearer");
     return response;
   }
@@ -82,14 +84,16 @@ HttpResponse RewardApi::route(const HttpRequest& request, std::string& route_nam
   }
   if (path.rfind("/v1/jobs/", 0) == 0) {
     route_name = "job";
-    return method_is("GET") ? job(path.substr(9)) : json_error(405, "method-not-allowed", "use GET /v1/jobs/ID");
+    return method_is("GET") ? job(path.substr(9))
+                            : json_error(405, "method-not-allowed", "use GET /v1/jobs/ID");
   }
   const bool known = path == "/v1/problems" || path == "/v1/evaluate";
   if (!known) {
-    return json_error(404, "not-found",
-                      fmt::format("no route {}; the API has GET /v1/health, POST /v1/problems, POST /v1/evaluate, "
-                                  "GET /v1/jobs/ID and GET /metrics (docs/api.md)",
-                                  path.substr(0, 200)));
+    return json_error(
+        404, "not-found",
+        fmt::format("no route {}; the API has GET /v1/health, POST /v1/problems, POST /v1/evaluate, "
+                    "GET /v1/jobs/ID and GET /metrics (docs/api.md)",
+                    path.substr(0, 200)));
   }
   route_name = path == "/v1/problems" ? "problems" : "evaluate";
   if (!method_is("POST")) {
@@ -114,10 +118,12 @@ HttpResponse RewardApi::health() const {
 HttpResponse RewardApi::register_problem(const nlohmann::json& body) {
   const auto source = body.find("source");
   if (source == body.end() || !source->is_string() || source->get_ref<const std::string&>().empty()) {
-    return json_error(400, "bad-request", "'source' must be the problem's Python source (a non-empty string)");
+    return json_error(400, "bad-request",
+                      "'source' must be the problem's Python source (a non-empty string)");
   }
   if (source->get_ref<const std::string&>().size() > limits_.max_source_bytes) {
-    return json_error(413, "source-too-large", fmt::format("a problem source is at most {} bytes", limits_.max_source_bytes));
+    return json_error(413, "source-too-large",
+                      fmt::format("a problem source is at most {} bytes", limits_.max_source_bytes));
   }
   try {
     return json_response(200, {{"problem_id", problems_.add(source->get<std::string>())}});
@@ -161,7 +167,8 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
   }
   for (const auto& completion : *completions) {
     if (!completion.is_string()) {
-      return json_error(400, "bad-request", "every completion must be a string, got " + type_name(completion));
+      return json_error(400, "bad-request",
+                        "every completion must be a string, got " + type_name(completion));
     }
     if (completion.get_ref<const std::string&>().size() > limits_.max_source_bytes) {
       return json_error(413, "completion-too-large",
@@ -178,7 +185,8 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
   double wait_s = kDefaultWaitS;
   if (const auto wait = body.find("wait_s"); wait != body.end()) {
     if (!wait->is_number() || !std::isfinite(wait->get<double>()) || wait->get<double>() < 0) {
-      return json_error(400, "bad-request", "'wait_s' must be a number of seconds >= 0 (0: answer at once with a job id)");
+      return json_error(400, "bad-request",
+                        "'wait_s' must be a number of seconds >= 0 (0: answer at once with a job id)");
     }
     wait_s = std::min(wait->get<double>(), limits_.max_wait_s);
   }
@@ -189,11 +197,13 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
   } catch (const std::runtime_error& error) {
     return json_error(503, "shutting-down", error.what());
   }
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
   const bool finished = wait_s > 0 && jobs_.wait(id, deadline);
   auto snapshot = jobs_.snapshot(id, finished);
   if (!snapshot) {
-    return json_error(500, "job-lost", "the job finished but its results were evicted; fetch them again by re-sending");
+    return json_error(500, "job-lost",
+                      "the job finished but its results were evicted; fetch them again by re-sending");
   }
   return json_response(finished ? 200 : 202, *snapshot);
 }
@@ -201,8 +211,9 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
 HttpResponse RewardApi::job(const std::string& id) const {
   const auto snapshot = jobs_.snapshot(id, true);
   if (!snapshot) {
-    return json_error(404, "unknown-job", "no job with this id (finished jobs are kept for a while; the result "
-                                          "store answers the same request again at once)");
+    return json_error(404, "unknown-job",
+                      "no job with this id (finished jobs are kept for a while; the result "
+                      "store answers the same request again at once)");
   }
   return json_response(200, *snapshot);
 }

@@ -13,9 +13,9 @@
 namespace kforge::serve {
 
 struct ApiLimits {
-  std::size_t max_completions = 1024;     // per evaluate request
+  std::size_t max_completions = 1024;        // per evaluate request
   std::size_t max_source_bytes = 1U << 20U;  // per problem source or completion
-  double max_wait_s = 3600.0;             // the longest a synchronous request may wait
+  double max_wait_s = 3600.0;                // the longest a synchronous request may wait
 };
 
 // The /v1 HTTP API of kforge serve (docs/api.md): routes a request to the registry, the evaluation

@@ -35,7 +35,8 @@ void ServiceMetrics::render_histogram(std::string& out, const std::string& name,
   }
   out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, labels, separator, histogram.count);
   const std::string braces = labels.empty() ? "" : "{" + labels + "}";
-  out += fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, braces, histogram.sum, name, braces, histogram.count);
+  out +=
+      fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, braces, histogram.sum, name, braces, histogram.count);
 }
 
 std::string ServiceMetrics::render(std::size_t queued, std::size_t running, std::size_t in_flight) const {
@@ -50,7 +51,8 @@ std::string ServiceMetrics::render(std::size_t queued, std::size_t running, std:
   out += "# HELP kforge_http_requests_total HTTP requests by route and status.\n";
   out += "# TYPE kforge_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {
-    out += fmt::format("kforge_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, count);
+    out += fmt::format("kforge_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", key.first, key.second,
+                       count);
   }
   out += "# HELP kforge_http_request_seconds HTTP request latency by route.\n";
   out += "# TYPE kforge_http_request_seconds histogram\n";
@@ -63,7 +65,8 @@ std::string ServiceMetrics::render(std::size_t queued, std::size_t running, std:
     out += fmt::format("kforge_evaluations_total{{outcome=\"{}\",stage=\"{}\"}} {}\n", key.first, key.second,
                        count);
   }
-  out += "# HELP kforge_evaluation_seconds Time per evaluation.\n# TYPE kforge_evaluation_seconds histogram\n";
+  out +=
+      "# HELP kforge_evaluation_seconds Time per evaluation.\n# TYPE kforge_evaluation_seconds histogram\n";
   render_histogram(out, "kforge_evaluation_seconds", "", evaluation_seconds_);
   return out;
 }

@@ -1,0 +1,171 @@
+"""`kforge serve` on the CPU interpreter, started by the test: the /v1 API (docs/api.md), its errors,
+the bearer token, rewards on real verdicts, SIGTERM draining and a restart served from the store."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, kforge_binary
+
+STARTER = REPO / "problems" / "starter"
+PROBLEM = (STARTER / "01_scaled_add" / "problem.py").read_text()
+SOLUTION = (STARTER / "01_scaled_add" / "solution.py").read_text()
+TOKEN = "test-token-123"
+
+
+class Service:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / "token").write_text(TOKEN + "\n")
+        self.log = (folder / "serve.log").open("w")
+        self.process = subprocess.Popen(
+            [
+                str(kforge_binary()), "serve", "--port", "0", "--device", "cpu", "--small", "--timeout", "60",
+                "--store", str(folder / "store.sqlite"), "--token-file", str(folder / "token"),
+                "--python", str(REPO / ".venv" / "bin" / "python"),
+            ],
+            stderr=self.log,
+        )  # fmt: skip
+        self.port = self._wait_for_port()
+
+    def _wait_for_port(self) -> int:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            match = re.search(
+                r"listening on http://127\.0\.0\.1:(\d+)", (self.folder / "serve.log").read_text()
+            )
+            if match:
+                return int(match.group(1))
+            assert self.process.poll() is None, (self.folder / "serve.log").read_text()
+            time.sleep(0.05)
+        raise AssertionError("kforge serve did not start")
+
+    def call(
+        self, path: str, body: Any = None, raw: bytes | None = None, token: str | None = TOKEN
+    ) -> tuple[int, Any]:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data)
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                payload = response.read()
+                status = response.status
+        except urllib.error.HTTPError as error:
+            payload = error.read()
+            status = error.code
+        text = payload.decode()
+        return status, json.loads(text) if text.startswith(("{", "[")) else text
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=120)
+        self.log.close()
+        return code
+
+
+@pytest.fixture()
+def service(tmp_path: Path) -> Iterator[Service]:
+    running = Service(tmp_path)
+    yield running
+    if running.process.poll() is None:
+        running.process.kill()
+
+
+def test_health_is_open_and_everything_else_needs_the_token(service: Service) -> None:
+    status, health = service.call("/v1/health", token=None)
+    assert status == 200 and health["status"] == "ok" and health["api"] == "v1"
+    status, error = service.call("/v1/problems", {"source": PROBLEM}, token=None)
+    assert status == 401 and error["error"]["code"] == "unauthorised"
+    status, error = service.call("/v1/problems", {"source": PROBLEM}, token="wrong")
+    assert status == 401
+
+
+def test_register_evaluate_and_rewards(service: Service) -> None:
+    status, first = service.call("/v1/problems", {"source": PROBLEM})
+    assert status == 200
+    status, again = service.call("/v1/problems", {"source": PROBLEM})
+    assert again["problem_id"] == first["problem_id"], "registering is idempotent"
+    wrong = SOLUTION.replace("alpha * x + y", "alpha * x - y")
+    status, job = service.call(
+        "/v1/evaluate",
+        {
+            "problem_id": first["problem_id"],
+            "completions": [SOLUTION, "no code here", wrong],
+            "reward": "kforge",
+        },
+    )
+    assert status == 200 and job["status"] == "done" and job["done"] == 3
+    results = job["results"]
+    assert [r["outcome"] for r in results] == ["accepted", "rejected", "rejected"]
+    assert [r["reward"]["reward"] for r in results] == pytest.approx([0.5, 0.0, 0.2])
+    assert results[2]["failed_stage"] == "correctness"
+    status, polled = service.call("/v1/jobs/" + job["job_id"])
+    assert status == 200 and polled["results"] == results
+    status, queued = service.call(
+        "/v1/evaluate",
+        {"problem_source": PROBLEM, "completions": [SOLUTION], "reward": "tritonrl", "wait_s": 0},
+    )
+    assert status == 202 and queued["status"] in ("queued", "running", "done")
+    deadline = time.monotonic() + 300
+    while service.call("/v1/jobs/" + queued["job_id"])[1]["status"] != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    status, metrics = service.call("/metrics")
+    assert status == 200 and 'kforge_evaluations_total{outcome="accepted"' in metrics
+    assert "kforge_queue_depth 0" in metrics
+
+
+@pytest.mark.parametrize(
+    ("body", "raw", "status", "code"),
+    [
+        (None, b"{not json", 400, "bad-json"),
+        ({"problem_id": "0123456789abcdef", "completions": ["x"]}, None, 404, "unknown-problem"),
+        ({"problem_source": PROBLEM, "completions": []}, None, 400, "bad-request"),
+        ({"problem_source": PROBLEM, "completions": [7]}, None, 400, "bad-request"),
+        ({"problem_source": PROBLEM, "completions": ["x"], "reward": "best"}, None, 400, "bad-reward"),
+        ({"problem_source": PROBLEM, "completions": ["x"], "wait_s": -1}, None, 400, "bad-request"),
+    ],
+)
+def test_bad_requests_get_clear_errors(
+    service: Service, body: Any, raw: bytes | None, status: int, code: str
+) -> None:
+    got, error = service.call("/v1/evaluate", body, raw=raw)
+    assert got == status and error["error"]["code"] == code, error
+    assert service.call("/v1/health")[0] == 200, "the service is still up"
+
+
+def test_a_body_past_the_limit_is_refused_before_it_is_read(service: Service) -> None:
+    with socket.create_connection(("127.0.0.1", service.port), timeout=30) as connection:
+        connection.sendall(b"POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n{")
+        answer = connection.recv(65536).decode()
+    assert answer.startswith("HTTP/1.1 413") and "body-too-large" in answer
+    assert service.call("/v1/health")[0] == 200
+
+
+def test_sigterm_drains_and_a_restart_serves_from_the_store(tmp_path: Path) -> None:
+    first = Service(tmp_path)
+    _, problem = first.call("/v1/problems", {"source": PROBLEM})
+    _, job = first.call("/v1/evaluate", {"problem_id": problem["problem_id"], "completions": [SOLUTION]})
+    assert job["results"][0]["outcome"] == "accepted" and not job["results"][0]["from_store"]
+    assert first.stop() == 0
+    second = Service(tmp_path)
+    try:
+        status, again = second.call(
+            "/v1/evaluate", {"problem_id": problem["problem_id"], "completions": [SOLUTION]}
+        )
+        assert status == 200, "the registered problem survived the restart"
+        assert again["results"][0]["from_store"] is True
+    finally:
+        assert second.stop() == 0
