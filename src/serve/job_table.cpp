@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 
 namespace kforge::serve {
@@ -97,22 +98,14 @@ bool JobTable::wait(const std::string& id, std::chrono::steady_clock::time_point
   });
 }
 
-std::size_t JobTable::queued() const {
+std::size_t JobTable::count(const std::string& status) const {
   const std::lock_guard lock(mutex_);
-  std::size_t count = 0;
-  for (const auto& [id, job] : jobs_) {
-    count += job.status == "queued" ? 1U : 0U;
-  }
-  return count;
+  return static_cast<std::size_t>(std::count_if(
+      jobs_.begin(), jobs_.end(), [&](const auto& entry) { return entry.second.status == status; }));
 }
 
-std::size_t JobTable::running() const {
-  const std::lock_guard lock(mutex_);
-  std::size_t count = 0;
-  for (const auto& [id, job] : jobs_) {
-    count += job.status == "running" ? 1U : 0U;
-  }
-  return count;
-}
+std::size_t JobTable::queued() const { return count("queued"); }
+
+std::size_t JobTable::running() const { return count("running"); }
 
 }  // namespace kforge::serve

@@ -34,6 +34,8 @@ class JobTable {
   std::size_t running() const;
 
  private:
+  std::size_t count(const std::string& status) const;
+
   struct Job {
     std::string status = "queued";
     std::vector<nlohmann::json> results;
