@@ -169,3 +169,12 @@ def test_sigterm_drains_and_a_restart_serves_from_the_store(tmp_path: Path) -> N
         assert again["results"][0]["from_store"] is True
     finally:
         assert second.stop() == 0
+
+
+def test_the_openapi_file_describes_every_route() -> None:
+    spec = json.loads((REPO / "docs" / "openapi.json").read_text())
+    assert spec["openapi"].startswith("3.")
+    routes = {"/v1/health", "/v1/problems", "/v1/evaluate", "/v1/jobs/{job_id}", "/metrics"}
+    assert set(spec["paths"]) == routes
+    formulas = spec["components"]["schemas"]["RewardSpec"]["oneOf"][1]["properties"]["formula"]["enum"]
+    assert formulas == ["kforge", "autotriton", "tritonrl", "drkernel", "weighted"]
