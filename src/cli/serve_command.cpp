@@ -25,8 +25,8 @@ struct ServeOptions {
   std::string token_file;
   std::string problems_dir;
   std::string python;
-  std::size_t concurrent_jobs = 2;
   std::size_t max_completions = 1024;
+  std::size_t warm_judges = 8;
   double drain_s = 600.0;
   verify::EvalSettings settings;
   BatchOptions batch;
@@ -72,17 +72,19 @@ int run_serve(ServeOptions& options) {
   }
   serve::ServiceOptions service_options;
   service_options.base = settings;
-  service_options.concurrent_jobs = options.concurrent_jobs;
-  service_options.scheduler.devices = batch_devices(options.batch, options.device);
-  service_options.scheduler.jobs_per_device = options.batch.jobs > 0 ? options.batch.jobs : 4;
-  service_options.scheduler.use_zygote = !options.batch.no_zygote;
-  service_options.scheduler.reuse_stored = !options.batch.fresh;
+  auto& engine = service_options.engine;
+  engine.devices = batch_devices(options.batch, options.device);
+  engine.jobs_per_device = options.batch.jobs > 0 ? options.batch.jobs : 4;
+  engine.sessions_per_device = options.warm_judges;
+  engine.use_zygote = !options.batch.no_zygote;
+  engine.reuse_stored = !options.batch.fresh;
+  engine.python = settings.python;
   std::unique_ptr<store::ResultStore> store;
   if (!options.batch.no_store) {
     store =
         store::ResultStore::open(options.batch.store.empty() ? store::ResultStore::default_path()
                                                              : std::filesystem::path(options.batch.store));
-    service_options.scheduler.store = store.get();
+    engine.store = store.get();
   }
   serve::ProblemRegistry problems(problems_folder(options));
   serve::JobTable jobs;
@@ -93,7 +95,7 @@ int run_serve(ServeOptions& options) {
   const nlohmann::json about = {
       {"service", "kforge"},
       {"api", "v1"},
-      {"devices", service_options.scheduler.devices},
+      {"devices", engine.devices},
       {"store", store ? nlohmann::json(store->path().string()) : nlohmann::json(nullptr)}};
   serve::RewardApi api(problems, jobs, service, metrics, read_token(options.token_file), limits, about);
   serve::HttpServerOptions http;
@@ -103,7 +105,7 @@ int run_serve(ServeOptions& options) {
   server.start();
   api.set_in_flight_source([&server]() { return server.in_flight(); });
   std::cerr << fmt::format("kforge serve: listening on http://{}:{} (devices {}; store {})\n", options.host,
-                           server.port(), fmt::join(service_options.scheduler.devices, ","),
+                           server.port(), fmt::join(engine.devices, ","),
                            store ? store->path().string() : "off")
             << std::flush;
   int signal_number = 0;
@@ -134,7 +136,9 @@ std::function<int()> add_serve_command(CLI::App& app) {
                     "file whose first line is a bearer token every request but /v1/health must carry");
   serve->add_option("--problems-dir", options->problems_dir,
                     "where registered problems are kept (default: served-problems next to the store)");
-  serve->add_option("--concurrent-jobs", options->concurrent_jobs, "evaluation requests run at once")
+  serve
+      ->add_option("--warm-judges", options->warm_judges,
+                   "problems whose judge stays alive per device between requests (least recently used goes)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   serve->add_option("--max-completions", options->max_completions, "completions per request at most")

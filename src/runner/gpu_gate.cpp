@@ -40,6 +40,12 @@ bool GpuGate::exclusive_held() const {
   return exclusive_;
 }
 
+double GpuGate::exclusive_seconds() const {
+  const std::lock_guard lock(mutex_);
+  const auto current = exclusive_ ? Clock::now() - exclusive_since_ : Clock::duration{};
+  return std::chrono::duration<double>(exclusive_total_ + current).count();
+}
+
 bool GpuGate::closed_to_shared() const {
   const std::lock_guard lock(mutex_);
   return closed_;
@@ -69,12 +75,14 @@ void GpuGate::lock_exclusive() {
   changed_.wait(lock, free);
   --exclusive_waiting_;
   exclusive_ = true;
+  exclusive_since_ = Clock::now();
 }
 
 void GpuGate::unlock_exclusive() {
   {
     const std::lock_guard lock(mutex_);
     exclusive_ = false;
+    exclusive_total_ += Clock::now() - exclusive_since_;
     if (exclusive_waiting_ == 0) {
       closed_ = false;  // every gathered timing request has run
     }

@@ -59,6 +59,8 @@ class GpuGate {
   std::size_t shared_users() const;
   bool exclusive_held() const;
   bool closed_to_shared() const;
+  // Seconds timing has held this GPU exclusively so far (the GPU lease busy time of the metrics).
+  double exclusive_seconds() const;
 
  private:
   void lock_shared();
@@ -73,6 +75,8 @@ class GpuGate {
   std::size_t exclusive_waiting_ = 0;
   bool exclusive_ = false;
   bool closed_ = false;  // a timing request's window ran out: no new shared use until timing drains
+  Clock::time_point exclusive_since_;
+  Clock::duration exclusive_total_{};
 };
 
 }  // namespace kforge::runner

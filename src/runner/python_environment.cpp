@@ -64,10 +64,14 @@ std::optional<fs::path> find_on_path(std::string_view name) {
   return std::nullopt;
 }
 
-// A bare name such as "python3" is looked up on PATH, as a shell would.
+// A bare name such as "python3" is looked up on PATH, as a shell would; a relative path is made
+// absolute (workers start in folders of their own, where it would name nothing). Symlinks are kept:
+// a venv's python finds its packages through the link's own path.
 fs::path resolve_command(const fs::path& command) {
   if (command.has_parent_path()) {
-    return command;
+    std::error_code error;
+    auto absolute = fs::absolute(command, error);
+    return error ? command : absolute;
   }
   return find_on_path(command.string()).value_or(command);
 }

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,15 +19,16 @@ struct SchedulerOptions {
   store::ResultStore* store = nullptr;      // null: no result store
   bool reuse_stored = true;                 // false: evaluate again (results are still stored)
   bool use_zygote = true;                   // fork candidates from a zygote per device (false: fresh starts)
+  bool screen_first = true;                 // answer extract/static rejections without starting a judge
+  std::optional<std::filesystem::path> python;  // interpreter for judges and candidates (null: found)
   // Called once per job as it finishes (from a worker thread, serialised).
   std::function<void(const EvalOutcome&)> on_result;
 };
 
-// Runs a batch: stored verdicts come back at once; the rest are evaluated `jobs_per_device` at a time
-// per device, with one judge per (device, problem) reused by all of that problem's candidates. Jobs are
-// taken round-robin over the problems whose judges are alive, so a large problem cannot starve the
-// others. Timing on a GPU holds that GPU's gate exclusively. A job whose judge or candidate worker was
-// lost for a reason not its own is retried once with a new judge; nothing is dropped.
+// Runs one batch on an EvalEngine of its own (eval_engine.hpp) and returns when it is done: stored
+// verdicts and static rejections come back at once; the rest are evaluated `jobs_per_device` at a
+// time per device, with one judge per (device, problem) reused by all of that problem's candidates,
+// round-robin over problems. Without `options.python` the first job's interpreter is used.
 class EvalScheduler {
  public:
   explicit EvalScheduler(SchedulerOptions options);

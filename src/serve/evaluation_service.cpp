@@ -42,63 +42,19 @@ nlohmann::json completion_result(const schedule::EvalOutcome& outcome, const rew
 }
 
 EvaluationService::EvaluationService(ServiceOptions options, JobTable& jobs, ServiceMetrics& metrics)
-    : options_(std::move(options)), jobs_(jobs), metrics_(metrics) {
-  for (std::size_t i = 0; i < std::max<std::size_t>(options_.concurrent_jobs, 1); ++i) {
-    workers_.emplace_back([this]() { work(); });
-  }
-}
+    : options_(std::move(options)), jobs_(jobs), metrics_(metrics), engine_(options_.engine) {}
 
-EvaluationService::~EvaluationService() {
-  drain();
-  for (auto& worker : workers_) {
-    worker.join();
-  }
-}
+EvaluationService::~EvaluationService() { drain(); }
 
-std::string EvaluationService::submit(EvaluationRequest request, nlohmann::json info) {
-  const std::lock_guard lock(mutex_);
-  if (draining_) {
-    throw std::runtime_error("the service is shutting down and takes no new evaluations");
+std::string EvaluationService::submit(const EvaluationRequest& request, nlohmann::json info) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (draining_) {
+      throw std::runtime_error("the service is shutting down and takes no new evaluations");
+    }
+    ++submitting_;
   }
   auto id = jobs_.create(request.completions.size(), std::move(info));
-  queue_.emplace_back(id, std::move(request));
-  changed_.notify_all();
-  return id;
-}
-
-void EvaluationService::drain() {
-  std::unique_lock lock(mutex_);
-  draining_ = true;
-  changed_.notify_all();
-  changed_.wait(lock, [this]() { return queue_.empty() && running_ == 0; });
-}
-
-bool EvaluationService::draining() const {
-  const std::lock_guard lock(mutex_);
-  return draining_;
-}
-
-void EvaluationService::work() {
-  while (true) {
-    std::pair<std::string, EvaluationRequest> next;
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [this]() { return !queue_.empty() || draining_; });
-      if (queue_.empty()) {
-        return;  // draining and nothing left
-      }
-      next = std::move(queue_.front());
-      queue_.pop_front();
-      ++running_;
-    }
-    run(next.first, next.second);
-    const std::lock_guard lock(mutex_);
-    --running_;
-    changed_.notify_all();
-  }
-}
-
-void EvaluationService::run(const std::string& id, const EvaluationRequest& request) {
   jobs_.start(id);
   std::vector<schedule::EvalJob> work;
   for (std::size_t i = 0; i < request.completions.size(); ++i) {
@@ -111,14 +67,13 @@ void EvaluationService::run(const std::string& id, const EvaluationRequest& requ
     job.settings.candidate_text = request.completions[i];
     work.push_back(std::move(job));
   }
-  auto scheduler = options_.scheduler;
-  scheduler.on_result = [&](const schedule::EvalOutcome& outcome) {
-    // Runs on the scheduler's threads: nothing may escape, or the whole service would stop.
+  // Runs on the engine's threads (or inside submit): nothing may escape, or the service would stop.
+  auto on_result = [this, id, spec = request.reward,
+                    include_verdict = request.include_verdict](const schedule::EvalOutcome& outcome) {
     try {
       metrics_.evaluation(text_field(outcome.verdict, "outcome", "error"),
                           text_field(outcome.verdict, "failed_stage", ""), outcome.seconds);
-      jobs_.set_result(id, outcome.index,
-                       completion_result(outcome, request.reward, request.include_verdict));
+      jobs_.set_result(id, outcome.index, completion_result(outcome, spec, include_verdict));
     } catch (const std::exception& error) {
       jobs_.set_result(
           id, outcome.index,
@@ -126,11 +81,32 @@ void EvaluationService::run(const std::string& id, const EvaluationRequest& requ
     }
   };
   try {
-    schedule::EvalScheduler(scheduler).run(std::move(work));
-    jobs_.finish(id);
+    engine_.submit(std::move(work), on_result, [this, id]() { jobs_.finish(id); });
   } catch (const std::exception& error) {
     jobs_.finish(id, std::string("the evaluation engine failed: ") + error.what());
   }
+  {
+    const std::lock_guard lock(mutex_);
+    --submitting_;
+  }
+  changed_.notify_all();
+  return id;
 }
+
+void EvaluationService::drain() {
+  {
+    std::unique_lock lock(mutex_);
+    draining_ = true;
+    changed_.wait(lock, [this]() { return submitting_ == 0; });
+  }
+  engine_.wait_idle();
+}
+
+bool EvaluationService::draining() const {
+  const std::lock_guard lock(mutex_);
+  return draining_;
+}
+
+schedule::EngineCounters EvaluationService::counters() const { return engine_.counters(); }
 
 }  // namespace kforge::serve

@@ -2,15 +2,13 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "reward/reward_spec.hpp"
-#include "schedule/eval_scheduler.hpp"
+#include "schedule/eval_engine.hpp"
 #include "serve/job_table.hpp"
 #include "serve/service_metrics.hpp"
 #include "verify/eval_settings.hpp"
@@ -18,9 +16,8 @@
 namespace kforge::serve {
 
 struct ServiceOptions {
-  schedule::SchedulerOptions scheduler;  // devices, jobs per device, store, zygote
-  verify::EvalSettings base;             // settings every evaluation starts from (sizes, trials, timeouts)
-  std::size_t concurrent_jobs = 2;       // evaluation jobs (requests) run at once; the rest wait in a queue
+  schedule::SchedulerOptions engine;  // devices, jobs per device, judges kept warm, store, zygote
+  verify::EvalSettings base;          // settings every evaluation starts from (sizes, trials, timeouts)
 };
 
 // One request's work: completions of one problem, with the reward wanted.
@@ -31,8 +28,10 @@ struct EvaluationRequest {
   bool include_verdict = false;
 };
 
-// Runs evaluation jobs on the batch engine, `concurrent_jobs` at a time, writing each completion's
-// result (outcome, summary, speedup, reward and its components) into the job table as it finishes.
+// Runs every request on one shared evaluation engine (warm judges and zygotes, one GPU gate per
+// device), writing each completion's result (outcome, summary, speedup, reward and its components)
+// into the job table as it finishes. Completions that the static rules reject are answered while
+// the request is submitted, without a judge.
 class EvaluationService {
  public:
   EvaluationService(ServiceOptions options, JobTable& jobs, ServiceMetrics& metrics);
@@ -42,25 +41,22 @@ class EvaluationService {
   EvaluationService(EvaluationService&&) = delete;
   EvaluationService& operator=(EvaluationService&&) = delete;
 
-  // Queues the request; returns its job id. Throws std::runtime_error while draining.
-  std::string submit(EvaluationRequest request, nlohmann::json info);
-  // Stops taking new requests and returns when every queued and running job has finished.
+  // Submits the request; returns its job id. Throws std::runtime_error while draining.
+  std::string submit(const EvaluationRequest& request, nlohmann::json info);
+  // Stops taking new requests and returns when every submitted job has finished.
   void drain();
   bool draining() const;
+  schedule::EngineCounters counters() const;
 
  private:
-  void work();
-  void run(const std::string& id, const EvaluationRequest& request);
-
   ServiceOptions options_;
   JobTable& jobs_;
   ServiceMetrics& metrics_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::pair<std::string, EvaluationRequest>> queue_;
-  std::size_t running_ = 0;
+  std::size_t submitting_ = 0;  // submits past the draining check and not yet handed to the engine
   bool draining_ = false;
-  std::vector<std::thread> workers_;
+  schedule::EvalEngine engine_;
 };
 
 // The result line of one completion: outcome, failed stage, summary, speedup, reward (docs/rewards.md).

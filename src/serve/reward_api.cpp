@@ -110,7 +110,9 @@ HttpResponse RewardApi::health() const {
   auto document = about_;
   document["status"] = service_.draining() ? "draining" : "ok";
   document["problems"] = problems_.size();
-  document["queue_depth"] = jobs_.queued();
+  const auto engine = service_.counters();
+  document["queue_depth"] = engine.queued;
+  document["evaluations_running"] = engine.running;
   document["jobs_running"] = jobs_.running();
   return json_response(service_.draining() ? 503 : 200, document);
 }
@@ -193,7 +195,7 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
   info["reward"] = reward::to_json(request.reward);
   std::string id;
   try {
-    id = service_.submit(std::move(request), info);
+    id = service_.submit(request, info);
   } catch (const std::runtime_error& error) {
     return json_error(503, "shutting-down", error.what());
   }
@@ -221,7 +223,7 @@ HttpResponse RewardApi::job(const std::string& id) const {
 HttpResponse RewardApi::metrics() const {
   HttpResponse response;
   response.content_type = "text/plain; version=0.0.4";
-  response.body = metrics_.render(jobs_.queued(), jobs_.running(), in_flight_());
+  response.body = metrics_.render(service_.counters(), jobs_.running(), in_flight_());
   return response;
 }
 

@@ -39,15 +39,48 @@ void ServiceMetrics::render_histogram(std::string& out, const std::string& name,
       fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, braces, histogram.sum, name, braces, histogram.count);
 }
 
-std::string ServiceMetrics::render(std::size_t queued, std::size_t running, std::size_t in_flight) const {
+namespace {
+
+void gauge(std::string& out, const char* name, const char* help, std::size_t value) {
+  out += fmt::format("# HELP {0} {1}\n# TYPE {0} gauge\n{0} {2}\n", name, help, value);
+}
+
+void counter(std::string& out, const char* name, const char* help, std::size_t value) {
+  out += fmt::format("# HELP {0} {1}\n# TYPE {0} counter\n{0} {2}\n", name, help, value);
+}
+
+// What the shared evaluation engine holds and has done.
+void render_engine(std::string& out, const schedule::EngineCounters& engine) {
+  gauge(out, "kforge_queue_depth", "Completions waiting for an evaluation slot.", engine.queued);
+  gauge(out, "kforge_evaluations_running", "Completions being evaluated.", engine.running);
+  gauge(out, "kforge_judges_alive", "Problem judges alive (busy or kept warm).", engine.judges_alive);
+  counter(out, "kforge_evaluations_screened_total",
+          "Completions decided by code extraction and static rules alone.", engine.screened);
+  counter(out, "kforge_evaluations_from_store_total", "Completions answered from the result store.",
+          engine.from_store);
+  counter(out, "kforge_evaluation_retries_total", "Evaluations run again after a lost judge or worker.",
+          engine.retries);
+  counter(out, "kforge_judge_starts_total", "Problem judges started.", engine.judge_starts);
+  out += "# HELP kforge_worker_restarts_total Workers replaced after they died (not the candidate's "
+         "fault): judges, candidate zygotes.\n# TYPE kforge_worker_restarts_total counter\n";
+  out += fmt::format("kforge_worker_restarts_total{{kind=\"judge\"}} {}\n", engine.judge_restarts);
+  out += fmt::format("kforge_worker_restarts_total{{kind=\"zygote\"}} {}\n", engine.zygote_restarts);
+  out += "# HELP kforge_gpu_lease_busy_seconds_total Seconds timing held each GPU exclusively.\n"
+         "# TYPE kforge_gpu_lease_busy_seconds_total counter\n";
+  for (const auto& [device, seconds] : engine.timing_busy_s) {
+    out += fmt::format("kforge_gpu_lease_busy_seconds_total{{device=\"{}\"}} {}\n", device, seconds);
+  }
+}
+
+}  // namespace
+
+std::string ServiceMetrics::render(const schedule::EngineCounters& engine, std::size_t jobs_running,
+                                   std::size_t in_flight) const {
   const std::lock_guard lock(mutex_);
   std::string out;
-  out += "# HELP kforge_queue_depth Evaluation jobs waiting to start.\n# TYPE kforge_queue_depth gauge\n";
-  out += fmt::format("kforge_queue_depth {}\n", queued);
-  out += "# HELP kforge_jobs_running Evaluation jobs running.\n# TYPE kforge_jobs_running gauge\n";
-  out += fmt::format("kforge_jobs_running {}\n", running);
-  out += "# HELP kforge_http_in_flight HTTP requests being handled.\n# TYPE kforge_http_in_flight gauge\n";
-  out += fmt::format("kforge_http_in_flight {}\n", in_flight);
+  render_engine(out, engine);
+  gauge(out, "kforge_jobs_running", "Evaluation requests (jobs) not finished.", jobs_running);
+  gauge(out, "kforge_http_in_flight", "HTTP requests being handled.", in_flight);
   out += "# HELP kforge_http_requests_total HTTP requests by route and status.\n";
   out += "# TYPE kforge_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {

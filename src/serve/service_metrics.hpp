@@ -6,6 +6,8 @@
 #include <mutex>
 #include <string>
 
+#include "schedule/eval_engine.hpp"
+
 namespace kforge::serve {
 
 // The service's counters and latency histograms, rendered in the Prometheus text format.
@@ -13,8 +15,9 @@ class ServiceMetrics {
  public:
   void request(const std::string& route, int status, double seconds);
   void evaluation(const std::string& outcome, const std::string& failed_stage, double seconds);
-  // Gauges are read when rendering: queue depth, jobs running, requests in flight.
-  std::string render(std::size_t queued, std::size_t running, std::size_t in_flight) const;
+  // Gauges and the engine's counters are read when rendering.
+  std::string render(const schedule::EngineCounters& engine, std::size_t jobs_running,
+                     std::size_t in_flight) const;
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,

@@ -295,28 +295,42 @@ Verdict new_verdict(const EvalSettings& settings) {
   return verdict;
 }
 
-// Reads the two files and runs extract and static; the worker stages run only when
-// `with_session` gives a session (it is asked for only when they are reached).
+// Reads the two files and runs extract and static, which need no Python: the code when the candidate
+// goes on to the worker stages, nullopt when the verdict is already decided.
+std::optional<std::string> screened_code(const EvalSettings& settings, Verdict& verdict) {
+  const auto problem_text = read_source(settings.problem_path, "problem", verdict);
+  const auto candidate_text = problem_text ? read_candidate(settings, verdict) : std::nullopt;
+  if (!candidate_text) {
+    return std::nullopt;
+  }
+  auto code = run_extract_stage(*candidate_text, verdict);
+  if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
+    return code;
+  }
+  return std::nullopt;
+}
+
+void finish_verdict(Verdict& verdict, Clock::time_point start) {
+  mark_remaining_not_run(verdict);
+  verdict.duration_s = seconds_since(start);
+}
+
+// Screens the candidate, then runs the worker stages in the session `with_session` gives (asked for
+// only when they are reached).
 Verdict evaluate_until_session(const EvalSettings& settings,
                                const std::function<ProblemSession&()>& with_session, runner::GpuGate* gate,
                                runner::CandidateZygote* zygote) {
   const auto start = Clock::now();
   Verdict verdict = new_verdict(settings);
   try {
-    const auto problem_text = read_source(settings.problem_path, "problem", verdict);
-    const auto candidate_text = problem_text ? read_candidate(settings, verdict) : std::nullopt;
-    if (candidate_text) {
-      const auto code = run_extract_stage(*candidate_text, verdict);
-      if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
-        run_worker_stages(settings, verdict, *code, with_session(), gate, zygote);
-      }
+    if (const auto code = screened_code(settings, verdict)) {
+      run_worker_stages(settings, verdict, *code, with_session(), gate, zygote);
     }
   } catch (const std::exception& exc) {
     verdict.outcome = Outcome::error;
     verdict.error = EvaluationError{"environment", exc.what()};
   }
-  mark_remaining_not_run(verdict);
-  verdict.duration_s = seconds_since(start);
+  finish_verdict(verdict, start);
   return verdict;
 }
 
@@ -326,6 +340,20 @@ Verdict evaluate(const EvalSettings& settings) {
   std::optional<ProblemSession> session;
   return evaluate_until_session(
       settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr, nullptr);
+}
+
+std::optional<Verdict> screen(const EvalSettings& settings) {
+  const auto start = Clock::now();
+  Verdict verdict = new_verdict(settings);
+  try {
+    if (screened_code(settings, verdict)) {
+      return std::nullopt;
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;  // the full evaluation reports it, with the judge's view of the environment
+  }
+  finish_verdict(verdict, start);
+  return verdict;
 }
 
 Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,

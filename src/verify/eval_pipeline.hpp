@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+
 #include "runner/candidate_zygote.hpp"
 #include "runner/gpu_gate.hpp"
 #include "verify/eval_settings.hpp"
@@ -12,6 +14,11 @@ namespace kforge::verify {
 // Never throws: every failure, the candidate's or the environment's, ends up in the verdict. Starts a
 // judge of its own (only when the static stage passed).
 Verdict evaluate(const EvalSettings& settings);
+
+// Only the stages that need no Python (reading the files, code extraction, static rules): the verdict
+// when they decide it (a rejection, an unreadable file), nullopt when the candidate needs a judge. The
+// verdict is the one `evaluate` would give. Lets a scheduler answer such candidates without a judge.
+std::optional<Verdict> screen(const EvalSettings& settings);
 
 // The same with a problem session shared with other evaluations (settings must have the session's
 // key); `gate` serialises this GPU's timing against them (null: nothing else uses the GPU); `zygote`

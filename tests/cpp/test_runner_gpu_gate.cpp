@@ -133,5 +133,24 @@ TEST(GpuGate, NullGateIsANoOp) {
   SUCCEED();
 }
 
+TEST(GpuGate, CountsTheTimeTimingHeldItExclusively) {
+  GpuGate gate(1ms);
+  EXPECT_EQ(gate.exclusive_seconds(), 0.0);
+  {
+    const GpuGate::SharedUse use(&gate);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(gate.exclusive_seconds(), 0.0) << "shared use is not timing";
+  {
+    const GpuGate::ExclusiveUse use(&gate);
+    std::this_thread::sleep_for(20ms);
+    EXPECT_GT(gate.exclusive_seconds(), 0.0) << "counted while held too";
+  }
+  const double held = gate.exclusive_seconds();
+  EXPECT_GE(held, 0.015);
+  std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(gate.exclusive_seconds(), held) << "not counted once released";
+}
+
 }  // namespace
 }  // namespace kforge::runner

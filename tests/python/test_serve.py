@@ -4,6 +4,7 @@ the bearer token, rewards on real verdicts, SIGTERM draining and a restart serve
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -122,3 +123,33 @@ def test_the_openapi_file_describes_every_route() -> None:
     assert set(spec["paths"]) == routes
     formulas = spec["components"]["schemas"]["RewardSpec"]["oneOf"][1]["properties"]["formula"]["enum"]
     assert formulas == ["kforge", "autotriton", "tritonrl", "drkernel", "weighted"]
+
+
+def metric(text: str, name: str) -> float:
+    match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
+    assert match, f"{name} missing from /metrics"
+    return float(match.group(1))
+
+
+def test_judges_stay_warm_across_requests_and_static_rejections_need_none(service: Service) -> None:
+    _, problem = service.call("/v1/problems", {"source": PROBLEM})
+    for sample in range(2):  # two requests, different completions: the second reuses the first's judge
+        _, job = service.call(
+            "/v1/evaluate",
+            {"problem_id": problem["problem_id"], "completions": [f"{SOLUTION}\n# sample {sample}\n"]},
+        )
+        assert job["results"][0]["outcome"] == "accepted"
+    other = PROBLEM + "\n# another problem, never started\n"
+    status, job = service.call(
+        "/v1/evaluate",
+        {"problem_source": other, "completions": ["no code", "import subprocess\nclass ModelNew: pass\n"]},
+    )
+    assert status == 200 and [r["failed_stage"] for r in job["results"]] == ["extract", "static"]
+    _, metrics = service.call("/metrics")
+    assert metric(metrics, "kforge_judge_starts_total") == 1, "one judge served both requests"
+    assert metric(metrics, "kforge_judges_alive") == 1, "and is kept warm"
+    assert metric(metrics, "kforge_evaluations_screened_total") == 2
+    assert metric(metrics, 'kforge_worker_restarts_total{kind="judge"}') == 0
+    assert "# TYPE kforge_gpu_lease_busy_seconds_total counter" in metrics
+    _, health = service.call("/v1/health")
+    assert health["queue_depth"] == 0 and health["evaluations_running"] == 0

@@ -1,0 +1,540 @@
+#include "schedule/eval_engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "runner/candidate_zygote.hpp"
+#include "runner/environment_probe.hpp"
+#include "runner/gpu_gate.hpp"
+#include "runner/gpu_memory_budget.hpp"
+#include "schedule/evaluation_identity.hpp"
+#include "verify/eval_pipeline.hpp"
+#include "verify/problem_session.hpp"
+
+namespace kforge::schedule {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kMaxAttempts = 2;
+constexpr int kZygoteStarts = 3;           // a zygote that keeps dying is given up on
+constexpr double kUsableMemoryShare = 0.8;  // of the free memory the first judge saw
+
+// The caller's side of one submit: its callbacks and how many of its jobs are still to deliver.
+struct Submission {
+  ResultCallback on_result;
+  std::function<void()> on_done;
+  std::size_t remaining = 0;  // guarded by the engine's delivery mutex
+};
+
+struct QueuedJob {
+  EvalJob job;
+  std::shared_ptr<Submission> submission;
+  std::optional<store::EvaluationIdentity> identity;  // where its verdict is stored (none: not stored)
+};
+
+// One problem's judge on one device, shared by the threads evaluating its candidates there, and kept
+// warm once they are done until another problem needs the room.
+struct SessionSlot {
+  std::mutex mutex;  // held while the session starts, so one judge starts per slot
+  std::shared_ptr<verify::ProblemSession> session;
+  std::uint64_t stored_baseline_version = 0;
+  std::size_t running = 0;        // guarded by the scheduling mutex
+  Clock::time_point last_used{};  // guarded by the scheduling mutex
+};
+
+struct ProblemQueue {
+  std::string key;
+  std::deque<QueuedJob> jobs;
+  std::map<std::string, std::shared_ptr<SessionSlot>> slots;  // by device
+};
+
+struct Assignment {
+  QueuedJob item;
+  ProblemQueue* queue;
+  std::shared_ptr<SessionSlot> slot;
+  std::shared_ptr<verify::ProblemSession> evicted;  // an idle judge that made room: stopped unlocked
+};
+
+struct ZygoteSlot {
+  std::mutex mutex;
+  std::shared_ptr<runner::CandidateZygote> zygote;
+  int starts = 0;
+};
+
+struct DeviceState {
+  runner::GpuGate gate;
+  runner::GpuMemoryBudget budget;
+  ZygoteSlot zygote;
+  std::size_t sessions = 0;  // judges alive on this device (guarded by the scheduling mutex)
+};
+
+// What one evaluation may use on the GPU: the candidate's CUDA context and workspace, its own copy of
+// inputs and outputs, the judge's cached references for it. Four times the inputs covers the usual
+// outputs-no-larger-than-inputs problem.
+std::uint64_t evaluation_memory(const nlohmann::json& load) {
+  constexpr std::uint64_t kContextBytes = std::uint64_t{1} << 30;
+  constexpr std::uint64_t kInputCopies = 4;
+  // No load reply (the problem failed to load): the evaluation reports that, and reserves the minimum.
+  const std::uint64_t input_bytes = load.is_object() ? load.value("input_bytes", std::uint64_t{0}) : 0;
+  return kContextBytes + kInputCopies * input_bytes;
+}
+
+bool worth_retrying(const EvalOutcome& outcome) {
+  if (outcome.verdict.value("outcome", "") != "error" || outcome.attempts >= kMaxAttempts) {
+    return false;
+  }
+  if (outcome.judge_lost) {
+    return true;  // the judge died under this evaluation: a new judge gets one more try
+  }
+  const auto kind = outcome.verdict.contains("error") ? outcome.verdict["error"].value("kind", "") : "";
+  return kind != "usage" && kind != "problem";
+}
+
+// A failure inside kforge while evaluating one job, as that job's error verdict.
+nlohmann::json internal_error_verdict(const std::string& message) {
+  return {{"schema", "kforge.verdict/2"},
+          {"outcome", "error"},
+          {"accepted", false},
+          {"failed_stage", nullptr},
+          {"summary", "error (internal): " + message},
+          {"speedup", nullptr},
+          {"stages", nlohmann::json::array()},
+          {"error", {{"kind", "internal"}, {"message", message}}}};
+}
+
+}  // namespace
+
+class EvalEngine::Impl {
+ public:
+  explicit Impl(SchedulerOptions options) : options_(std::move(options)) {
+    if (options_.devices.empty() || options_.jobs_per_device == 0 || options_.sessions_per_device == 0) {
+      throw std::invalid_argument("the engine needs at least one device, job and session per device");
+    }
+    python_ = runner::find_python_environment(options_.python);
+    for (const auto& device : options_.devices) {
+      facts_[device] = options_.store != nullptr ? runner::probe_environment(python_, device)
+                                                 : runner::EnvironmentFacts{device, {}};
+      devices_[device] = std::make_unique<DeviceState>();
+    }
+    for (const auto& device : options_.devices) {
+      for (std::size_t i = 0; i < options_.jobs_per_device; ++i) {
+        threads_.emplace_back([this, device] { work(device); });
+      }
+    }
+  }
+
+  ~Impl() {
+    wait_idle();
+    {
+      const std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    changed_.notify_all();
+    for (auto& thread : threads_) {
+      thread.join();
+    }
+  }
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  Impl(Impl&&) = delete;
+  Impl& operator=(Impl&&) = delete;
+
+  void submit(std::vector<EvalJob> jobs, ResultCallback on_result, std::function<void()> on_done) {
+    auto submission = std::make_shared<Submission>();
+    submission->on_result = std::move(on_result);
+    submission->on_done = std::move(on_done);
+    submission->remaining = jobs.size();
+    if (jobs.empty()) {
+      const std::lock_guard lock(deliver_mutex_);
+      if (submission->on_done) {
+        submission->on_done();
+      }
+      return;
+    }
+    {
+      const std::lock_guard lock(mutex_);
+      outstanding_ += jobs.size();
+    }
+    for (auto& job : jobs) {
+      QueuedJob item{std::move(job), submission, std::nullopt};
+      try {
+        admit(item);
+      } catch (const std::exception& error) {  // the job is still answered, so waiters never hang
+        const auto& queued = item.job;
+        deliver(item, {queued.index, queued.problem, queued.tags, internal_error_verdict(error.what()),
+                       options_.devices.front(), false, kMaxAttempts, 0.0});
+      }
+    }
+  }
+
+  void wait_idle() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return outstanding_ == 0; });
+  }
+
+  EngineCounters counters() const {
+    EngineCounters counters;
+    {
+      const std::lock_guard lock(mutex_);
+      counters = counters_;
+      counters.queued = queued_;
+      counters.running = running_;
+      counters.judges_alive = 0;
+      for (const auto& [device, state] : devices_) {
+        counters.judges_alive += state->sessions;
+      }
+    }
+    for (const auto& [device, state] : devices_) {
+      if (device != "cpu") {
+        counters.timing_busy_s[device] = state->gate.exclusive_seconds();
+      }
+    }
+    return counters;
+  }
+
+ private:
+  // Answers the job from the store or by screening when it can, otherwise queues it.
+  void admit(QueuedJob& item) {
+    const auto& device = options_.devices.front();
+    if (options_.store != nullptr) {
+      try {
+        item.identity = evaluation_identity(item.job.settings, facts_.at(device));
+      } catch (const std::exception&) {  // an unreadable file: the evaluation reports it
+      }
+    }
+    if (item.identity && options_.reuse_stored) {
+      std::optional<nlohmann::json> stored;
+      try {
+        stored = options_.store->find_verdict(*item.identity);
+      } catch (const std::exception&) {  // an unreadable row: evaluate again
+      }
+      if (stored) {
+        count([](EngineCounters& counters) { ++counters.from_store; });
+        const auto& job = item.job;
+        deliver(item, {job.index, job.problem, job.tags, std::move(*stored), device, true, 0, 0.0});
+        return;
+      }
+    }
+    if (options_.screen_first) {
+      auto settings = item.job.settings;
+      settings.device = device;
+      if (auto verdict = verify::screen(settings)) {
+        count([](EngineCounters& counters) { ++counters.screened; });
+        const auto& job = item.job;
+        deliver(item, {job.index, job.problem, job.tags, verify::to_json(*verdict), device, false, 1,
+                       verdict->duration_s});
+        return;
+      }
+    }
+    enqueue(std::move(item), false);
+  }
+
+  void enqueue(QueuedJob item, bool at_front) {
+    {
+      const std::lock_guard lock(mutex_);
+      const auto key = verify::ProblemSession::key_of(item.job.settings);
+      auto found = std::find_if(queues_.begin(), queues_.end(),
+                                [&](const auto& queue) { return queue->key == key; });
+      if (found == queues_.end()) {
+        queues_.push_back(std::make_unique<ProblemQueue>());
+        queues_.back()->key = key;
+        found = std::prev(queues_.end());
+      }
+      if (at_front) {
+        (*found)->jobs.push_front(std::move(item));
+      } else {
+        (*found)->jobs.push_back(std::move(item));
+      }
+      ++queued_;
+    }
+    changed_.notify_all();
+  }
+
+  void count(const std::function<void(EngineCounters&)>& change) {
+    const std::lock_guard lock(mutex_);
+    change(counters_);
+  }
+
+  void work(const std::string& device) {
+    while (auto assignment = next(device)) {
+      assignment->evicted.reset();  // stops the judge that made room, outside the lock
+      const auto start = Clock::now();
+      auto outcome = evaluate_or_report(*assignment, device);
+      outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      finish(*assignment, device, std::move(outcome));
+    }
+  }
+
+  // The next job for this device, round-robin over problems whose judge lives here or may start here
+  // (evicting the least recently used idle judge when the device has no room). Null once closing.
+  std::optional<Assignment> next(const std::string& device) {
+    std::unique_lock lock(mutex_);
+    auto& state = *devices_.at(device);
+    while (true) {
+      if (queued_ == 0 && closing_) {
+        return std::nullopt;
+      }
+      for (std::size_t step = 0; queued_ > 0 && step < queues_.size(); ++step) {
+        auto& queue = *queues_[(cursor_ + step) % queues_.size()];
+        if (queue.jobs.empty()) {
+          continue;
+        }
+        std::shared_ptr<verify::ProblemSession> evicted;
+        const auto found = queue.slots.find(device);
+        auto slot = found == queue.slots.end() ? nullptr : found->second;
+        if (!slot) {
+          if (state.sessions >= options_.sessions_per_device && !evict_idle(device, evicted)) {
+            continue;
+          }
+          slot = std::make_shared<SessionSlot>();
+          queue.slots[device] = slot;
+          ++state.sessions;
+        }
+        cursor_ = (cursor_ + step + 1) % queues_.size();
+        ++slot->running;
+        ++running_;
+        --queued_;
+        Assignment assignment{std::move(queue.jobs.front()), &queue, slot, std::move(evicted)};
+        queue.jobs.pop_front();
+        return assignment;
+      }
+      changed_.wait(lock);  // nothing queued, or every runnable problem needs a judge and no room yet
+    }
+  }
+
+  // Called with the scheduling mutex held: frees the least recently used idle judge of this device.
+  bool evict_idle(const std::string& device, std::shared_ptr<verify::ProblemSession>& evicted) {
+    ProblemQueue* oldest = nullptr;
+    for (const auto& queue : queues_) {
+      const auto found = queue->slots.find(device);
+      if (found == queue->slots.end() || found->second->running > 0 || !queue->jobs.empty()) {
+        continue;
+      }
+      if (oldest == nullptr || found->second->last_used < oldest->slots.at(device)->last_used) {
+        oldest = queue.get();
+      }
+    }
+    if (oldest == nullptr) {
+      return false;
+    }
+    evicted = std::move(oldest->slots.at(device)->session);
+    oldest->slots.erase(device);
+    --devices_.at(device)->sessions;
+    prune();
+    return true;
+  }
+
+  // Called with the scheduling mutex held: forgets problems with nothing queued and no judge.
+  void prune() {
+    const auto before = queues_.size();
+    std::erase_if(queues_, [](const auto& queue) { return queue->jobs.empty() && queue->slots.empty(); });
+    if (queues_.size() != before) {
+      cursor_ = queues_.empty() ? 0 : cursor_ % queues_.size();
+    }
+  }
+
+  std::shared_ptr<verify::ProblemSession> session_for(SessionSlot& slot, const EvalJob& job,
+                                                      const std::string& device) {
+    const std::lock_guard lock(slot.mutex);
+    if (!slot.session) {
+      slot.session = std::make_shared<verify::ProblemSession>(job.settings);
+      slot.stored_baseline_version = 0;
+      count([](EngineCounters& counters) { ++counters.judge_starts; });
+      if (options_.store != nullptr && slot.session->on_gpu() && !slot.session->load_error()) {
+        try {
+          auto stored = options_.store->find_baseline(baseline_identity(job.settings, facts_.at(device)));
+          auto baseline = stored ? verify::Baseline::from_json(*stored) : std::nullopt;
+          if (baseline && baseline->kind == job.settings.baseline) {
+            slot.session->set_baseline(*baseline);
+            slot.stored_baseline_version = slot.session->baseline_version();
+          }
+        } catch (const std::exception&) {  // an unreadable store row: measure again
+        }
+      }
+    }
+    return slot.session;
+  }
+
+  // A failure inside kforge while evaluating one job becomes that job's error verdict: it must not
+  // end the worker thread (std::terminate would lose every result in flight).
+  EvalOutcome evaluate_or_report(Assignment& assignment, const std::string& device) {
+    try {
+      return evaluate(assignment, device);
+    } catch (const std::exception& error) {
+      const auto& job = assignment.item.job;
+      return {job.index, job.problem, job.tags, internal_error_verdict(error.what()), device, false,
+              kMaxAttempts, 0.0};
+    }
+  }
+
+  EvalOutcome evaluate(Assignment& assignment, const std::string& device) {
+    auto& job = assignment.item.job;
+    job.settings.device = device;
+    EvalOutcome outcome{job.index, job.problem, job.tags, {}, device, false, 0, 0.0};
+    outcome.attempts = job.tags.value("_attempt", 0) + 1;
+    auto& state = *devices_.at(device);
+    const auto session = session_for(*assignment.slot, job, device);
+    auto* gate = device == "cpu" ? nullptr : &state.gate;
+    auto* budget = device == "cpu" ? nullptr : &state.budget;
+    const auto& load = session->load_reply();
+    if (budget != nullptr && load.is_object() && load.contains("gpu_memory") &&
+        load["gpu_memory"].is_object()) {
+      budget->set_capacity_once(
+          static_cast<std::uint64_t>(kUsableMemoryShare * load["gpu_memory"].value("free", 0.0)));
+    }
+    const auto zygote = zygote_for(device, job.settings);
+    const runner::GpuMemoryBudget::Reservation reservation(budget, evaluation_memory(load));
+    const auto verdict = verify::evaluate_in_session(job.settings, *session, gate, zygote.get());
+    outcome.verdict = verify::to_json(verdict);
+    outcome.judge_lost = session->lost() && !session->load_error();
+    if (outcome.judge_lost) {
+      count([](EngineCounters& counters) { ++counters.judge_restarts; });
+      const std::lock_guard lock(assignment.slot->mutex);
+      if (assignment.slot->session == session) {
+        assignment.slot->session.reset();  // the next job of this problem starts a new judge
+      }
+    } else if (options_.store != nullptr && session->on_gpu()) {
+      store_baseline(*assignment.slot, *session, job.settings, device);
+    }
+    return outcome;
+  }
+
+  void store_baseline(SessionSlot& slot, verify::ProblemSession& session,
+                      const verify::EvalSettings& settings, const std::string& device) {
+    const auto version = session.baseline_version();
+    const auto baseline = session.baseline();
+    if (!baseline || version == slot.stored_baseline_version) {
+      return;
+    }
+    try {
+      options_.store->put_baseline(baseline_identity(settings, facts_.at(device)), baseline->to_json());
+      slot.stored_baseline_version = version;
+    } catch (const std::exception&) {  // the store is a cache: a failed write costs a re-measurement
+    }
+  }
+
+  void finish(Assignment& assignment, const std::string& device, EvalOutcome outcome) {
+    bool retry = false;
+    {
+      const std::lock_guard lock(mutex_);
+      auto& slot = *assignment.slot;
+      --slot.running;
+      --running_;
+      slot.last_used = Clock::now();
+      retry = worth_retrying(outcome);
+      if (retry) {
+        ++counters_.retries;
+      }
+      if (!retry && slot.running == 0 && !slot.session && assignment.queue->jobs.empty()) {
+        assignment.queue->slots.erase(device);  // its judge was lost: nothing warm to keep
+        --devices_.at(device)->sessions;
+        prune();
+      }
+    }
+    if (retry) {
+      auto item = std::move(assignment.item);
+      item.job.tags["_attempt"] = outcome.attempts;
+      enqueue(std::move(item), true);
+      return;
+    }
+    outcome.tags.erase("_attempt");
+    deliver(assignment.item, std::move(outcome));
+    changed_.notify_all();
+  }
+
+  // Stores the verdict (errors are not the candidate's: never stored), hands it to the submission's
+  // callback and counts it delivered.
+  void deliver(const QueuedJob& item, EvalOutcome outcome) {
+    {
+      const std::lock_guard lock(deliver_mutex_);
+      if (options_.store != nullptr && !outcome.from_store && item.identity &&
+          outcome.verdict.value("outcome", "") != "error") {
+        try {
+          options_.store->put_verdict(*item.identity, outcome.verdict);
+        } catch (const std::exception& error) {
+          outcome.verdict["store_error"] = error.what();  // the result still reaches the caller
+        }
+      }
+      auto& submission = *item.submission;
+      if (submission.on_result) {
+        submission.on_result(outcome);
+      }
+      if (--submission.remaining == 0 && submission.on_done) {
+        submission.on_done();
+      }
+    }
+    {
+      const std::lock_guard lock(mutex_);
+      ++counters_.finished;
+      --outstanding_;
+    }
+    changed_.notify_all();
+  }
+
+  // This device's zygote, started on first use and replaced when lost; null when it cannot start (then
+  // candidates start fresh). Shared: a thread keeps the one it forked from alive while it replaces it.
+  std::shared_ptr<runner::CandidateZygote> zygote_for(const std::string& device,
+                                                      const verify::EvalSettings& settings) {
+    if (!options_.use_zygote) {
+      return nullptr;
+    }
+    auto& slot = devices_.at(device)->zygote;
+    const std::lock_guard lock(slot.mutex);
+    if (slot.zygote && !slot.zygote->lost()) {
+      return slot.zygote;
+    }
+    if (slot.starts >= kZygoteStarts) {
+      return nullptr;
+    }
+    const bool restart = slot.starts > 0;
+    ++slot.starts;
+    count([restart](EngineCounters& counters) {
+      ++counters.zygote_starts;
+      counters.zygote_restarts += restart ? 1 : 0;
+    });
+    try {
+      slot.zygote = runner::CandidateZygote::start(python_, device == "cpu", settings.timeout_s);
+    } catch (const std::exception&) {
+      slot.zygote.reset();  // fresh starts from now on; a real sandbox problem shows in their verdicts
+      slot.starts = kZygoteStarts;
+    }
+    return slot.zygote;
+  }
+
+  SchedulerOptions options_;
+  runner::PythonEnvironment python_;
+  std::map<std::string, runner::EnvironmentFacts> facts_;
+  std::map<std::string, std::unique_ptr<DeviceState>> devices_;
+  mutable std::mutex mutex_;  // the scheduling state below
+  std::condition_variable changed_;
+  std::vector<std::unique_ptr<ProblemQueue>> queues_;
+  std::size_t cursor_ = 0;
+  std::size_t queued_ = 0;
+  std::size_t running_ = 0;
+  std::size_t outstanding_ = 0;  // submitted and not yet delivered
+  bool closing_ = false;
+  EngineCounters counters_;
+  std::mutex deliver_mutex_;  // serialises the store writes and the callbacks
+  std::vector<std::thread> threads_;
+};
+
+EvalEngine::EvalEngine(SchedulerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+EvalEngine::~EvalEngine() = default;
+
+void EvalEngine::submit(std::vector<EvalJob> jobs, ResultCallback on_result, std::function<void()> on_done) {
+  impl_->submit(std::move(jobs), std::move(on_result), std::move(on_done));
+}
+
+void EvalEngine::wait_idle() { impl_->wait_idle(); }
+
+EngineCounters EvalEngine::counters() const { return impl_->counters(); }
+
+}  // namespace kforge::schedule
