@@ -22,7 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxAttempts = 2;
-constexpr int kZygoteStarts = 3;           // a zygote that keeps dying is given up on
+constexpr int kZygoteStarts = 3;            // a zygote that keeps dying is given up on
 constexpr double kUsableMemoryShare = 0.8;  // of the free memory the first judge saw
 
 // The caller's side of one submit: its callbacks and how many of its jobs are still to deliver.
@@ -240,8 +240,8 @@ class EvalEngine::Impl {
     {
       const std::lock_guard lock(mutex_);
       const auto key = verify::ProblemSession::key_of(item.job.settings);
-      auto found = std::find_if(queues_.begin(), queues_.end(),
-                                [&](const auto& queue) { return queue->key == key; });
+      auto found =
+          std::find_if(queues_.begin(), queues_.end(), [&](const auto& queue) { return queue->key == key; });
       if (found == queues_.end()) {
         queues_.push_back(std::make_unique<ProblemQueue>());
         queues_.back()->key = key;
@@ -369,8 +369,8 @@ class EvalEngine::Impl {
       return evaluate(assignment, device);
     } catch (const std::exception& error) {
       const auto& job = assignment.item.job;
-      return {job.index, job.problem, job.tags, internal_error_verdict(error.what()), device, false,
-              kMaxAttempts, 0.0};
+      return {job.index, job.problem, job.tags,     internal_error_verdict(error.what()),
+              device,    false,       kMaxAttempts, 0.0};
     }
   }
 

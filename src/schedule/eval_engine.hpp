@@ -14,16 +14,16 @@ namespace kforge::schedule {
 
 // What the engine has done so far and what it holds now (for progress and the service's metrics).
 struct EngineCounters {
-  std::size_t queued = 0;          // jobs waiting for a worker thread
-  std::size_t running = 0;         // jobs being evaluated
-  std::size_t finished = 0;        // results delivered, stored and screened ones included
-  std::size_t screened = 0;        // decided by extract and static rules alone, without a judge
-  std::size_t from_store = 0;      // answered from the result store
-  std::size_t retries = 0;         // jobs run again after their judge or worker was lost
-  std::size_t judges_alive = 0;    // judges started and not yet stopped (busy or kept warm)
-  std::size_t judge_starts = 0;    // judges started
-  std::size_t judge_restarts = 0;  // judges replaced after they died under an evaluation
-  std::size_t zygote_starts = 0;   // candidate zygotes started
+  std::size_t queued = 0;           // jobs waiting for a worker thread
+  std::size_t running = 0;          // jobs being evaluated
+  std::size_t finished = 0;         // results delivered, stored and screened ones included
+  std::size_t screened = 0;         // decided by extract and static rules alone, without a judge
+  std::size_t from_store = 0;       // answered from the result store
+  std::size_t retries = 0;          // jobs run again after their judge or worker was lost
+  std::size_t judges_alive = 0;     // judges started and not yet stopped (busy or kept warm)
+  std::size_t judge_starts = 0;     // judges started
+  std::size_t judge_restarts = 0;   // judges replaced after they died under an evaluation
+  std::size_t zygote_starts = 0;    // candidate zygotes started
   std::size_t zygote_restarts = 0;  // of those, started because the device's previous one was lost
   std::map<std::string, double> timing_busy_s;  // per GPU: seconds timing held it exclusively
 };

@@ -61,12 +61,14 @@ void render_engine(std::string& out, const schedule::EngineCounters& engine) {
   counter(out, "kforge_evaluation_retries_total", "Evaluations run again after a lost judge or worker.",
           engine.retries);
   counter(out, "kforge_judge_starts_total", "Problem judges started.", engine.judge_starts);
-  out += "# HELP kforge_worker_restarts_total Workers replaced after they died (not the candidate's "
-         "fault): judges, candidate zygotes.\n# TYPE kforge_worker_restarts_total counter\n";
+  out +=
+      "# HELP kforge_worker_restarts_total Workers replaced after they died (not the candidate's "
+      "fault): judges, candidate zygotes.\n# TYPE kforge_worker_restarts_total counter\n";
   out += fmt::format("kforge_worker_restarts_total{{kind=\"judge\"}} {}\n", engine.judge_restarts);
   out += fmt::format("kforge_worker_restarts_total{{kind=\"zygote\"}} {}\n", engine.zygote_restarts);
-  out += "# HELP kforge_gpu_lease_busy_seconds_total Seconds timing held each GPU exclusively.\n"
-         "# TYPE kforge_gpu_lease_busy_seconds_total counter\n";
+  out +=
+      "# HELP kforge_gpu_lease_busy_seconds_total Seconds timing held each GPU exclusively.\n"
+      "# TYPE kforge_gpu_lease_busy_seconds_total counter\n";
   for (const auto& [device, seconds] : engine.timing_busy_s) {
     out += fmt::format("kforge_gpu_lease_busy_seconds_total{{device=\"{}\"}} {}\n", device, seconds);
   }

@@ -20,7 +20,8 @@ class EvalEngineScreening : public ::testing::Test {
               ("kforge-engine-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
                "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(folder_ / "demo");
-    std::ofstream(folder_ / "demo" / "problem.py") << "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+    std::ofstream(folder_ / "demo" / "problem.py")
+        << "import torch\nclass Model(torch.nn.Module):\n    pass\n";
   }
   void TearDown() override { fs::remove_all(folder_); }
 
@@ -49,12 +50,13 @@ TEST_F(EvalEngineScreening, StaticRejectionsAreAnsweredInsideSubmitWithoutAJudge
   EvalEngine engine(options());
   std::vector<std::pair<std::size_t, std::string>> results;
   bool done = false;
-  engine.submit({job(0, "no code in this answer"), job(1, "```python\ndef broken(:\n```"),
-                 job(2, "import subprocess\nclass ModelNew:\n    pass\n")},
-                [&](const EvalOutcome& outcome) {
-                  results.emplace_back(outcome.index, outcome.verdict.value("failed_stage", ""));
-                },
-                [&] { done = true; });
+  engine.submit(
+      {job(0, "no code in this answer"), job(1, "```python\ndef broken(:\n```"),
+       job(2, "import subprocess\nclass ModelNew:\n    pass\n")},
+      [&](const EvalOutcome& outcome) {
+        results.emplace_back(outcome.index, outcome.verdict.value("failed_stage", ""));
+      },
+      [&] { done = true; });
   ASSERT_TRUE(done) << "every job was decided while it was submitted";
   ASSERT_EQ(results.size(), 3U);
   EXPECT_EQ(results[0], (std::pair<std::size_t, std::string>{0, "extract"}));
@@ -81,7 +83,8 @@ TEST_F(EvalEngineScreening, AMissingProblemFileIsAUsageErrorNotACrash) {
 TEST_F(EvalEngineScreening, AnEmptySubmissionIsDoneAtOnce) {
   EvalEngine engine(options());
   bool done = false;
-  engine.submit({}, [](const EvalOutcome&) { FAIL() << "no job, no result"; }, [&] { done = true; });
+  engine.submit(
+      {}, [](const EvalOutcome&) { FAIL() << "no job, no result"; }, [&] { done = true; });
   EXPECT_TRUE(done);
   engine.wait_idle();
 }
