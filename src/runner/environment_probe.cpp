@@ -1,24 +1,14 @@
 #include "runner/environment_probe.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <set>
 #include <stdexcept>
 #include <vector>
 
+#include "runner/command_output.hpp"
 #include "runner/environment_variable.hpp"
 #include "store/content_hash.hpp"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for posix_spawn
 
 namespace kforge::runner {
 namespace {
@@ -34,49 +24,6 @@ constexpr const char* kVersionScript =
     "    except m.PackageNotFoundError:\n"
     "        return None\n"
     "print(json.dumps({'python': platform.python_version(), 'torch': v('torch'), 'triton': v('triton')}))\n";
-
-std::string run_and_capture(const std::vector<std::string>& argv) {
-  std::array<int, 2> pipe_fds{};
-  if (pipe2(pipe_fds.data(), O_CLOEXEC) != 0) {
-    throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& arg : argv) {
-    args.push_back(const_cast<char*>(arg.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-  }
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawned = posix_spawn(&pid, argv.front().c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (spawned != 0) {
-    close(pipe_fds[0]);
-    throw std::runtime_error("cannot run " + argv.front() + ": " + std::strerror(spawned));
-  }
-  std::string output;
-  std::array<char, 4096> buffer{};
-  for (ssize_t got = 0; (got = read(pipe_fds[0], buffer.data(), buffer.size())) != 0;) {
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got < 0) {
-      break;
-    }
-    output.append(buffer.data(), static_cast<std::size_t>(got));
-  }
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error(argv.front() + " could not report its package versions");
-  }
-  return output;
-}
 
 std::string engine_identity(const PythonEnvironment& python) {
   std::vector<fs::path> files{"/proc/self/exe"};
@@ -130,7 +77,8 @@ std::vector<std::string> installed_gpu_models() {
 
 EnvironmentFacts probe_environment(const PythonEnvironment& python, const std::string& device_request) {
   auto versions = nlohmann::json::parse(
-      run_and_capture({python.interpreter.string(), "-I", "-c", kVersionScript}), nullptr, false);
+      run_command({python.interpreter.string(), "-I", "-c", kVersionScript}).checked_output(), nullptr,
+      false);
   if (!versions.is_object()) {
     throw std::runtime_error(python.interpreter.string() + " printed no package versions");
   }

@@ -33,8 +33,12 @@ ProblemRegistry::ProblemRegistry(std::filesystem::path root) : root_(std::move(r
   }
 }
 
+std::string ProblemRegistry::id_of(const std::string& source) {
+  return store::sha256_hex(source).substr(0, kIdLength);
+}
+
 std::string ProblemRegistry::add(const std::string& source) {
-  auto id = store::sha256_hex(source).substr(0, kIdLength);
+  auto id = id_of(source);
   const std::lock_guard lock(mutex_);
   if (problems_.contains(id)) {
     return id;

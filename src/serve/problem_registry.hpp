@@ -15,6 +15,9 @@ class ProblemRegistry {
  public:
   explicit ProblemRegistry(std::filesystem::path root);
 
+  // The id the service gives this source: the first 16 hex digits of its SHA-256.
+  static std::string id_of(const std::string& source);
+
   // The id of this source; writes it on first sight. Throws std::runtime_error when it cannot.
   std::string add(const std::string& source);
   // problem.py of a registered id, or none.
