@@ -56,12 +56,12 @@ schedule::EvalOutcome unusable_sample(const problem::Sample& sample) {
   return {sample.index, sample.problem, sample.tags, std::move(verdict), "", false, 0, 0.0};
 }
 
+}  // namespace
+
 std::size_t default_jobs(std::size_t devices) {
   const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
   return std::clamp<std::size_t>(cores / std::max<std::size_t>(devices, 1), 1, kMaxJobsPerDevice);
 }
-
-}  // namespace
 
 void add_batch_options(CLI::App& command, BatchOptions& options) {
   command.add_option("--gpus", options.gpus,

@@ -31,6 +31,9 @@ std::optional<reward::RewardSpec> reward_spec(const BatchOptions& options);
 void attach_reward(nlohmann::json& document, const nlohmann::json& verdict,
                    const std::optional<reward::RewardSpec>& spec);
 
+// Evaluations in flight per device when -j is not given: the cores shared out over the devices.
+std::size_t default_jobs(std::size_t devices);
+
 // Adds --gpus, -j, --results, --store, --no-store, --fresh, --no-zygote to a subcommand.
 void add_batch_options(CLI::App& command, BatchOptions& options);
 

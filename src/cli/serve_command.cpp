@@ -74,7 +74,7 @@ int run_serve(ServeOptions& options) {
   service_options.base = settings;
   auto& engine = service_options.engine;
   engine.devices = batch_devices(options.batch, options.device);
-  engine.jobs_per_device = options.batch.jobs > 0 ? options.batch.jobs : 4;
+  engine.jobs_per_device = options.batch.jobs > 0 ? options.batch.jobs : default_jobs(engine.devices.size());
   engine.sessions_per_device = options.warm_judges;
   engine.use_zygote = !options.batch.no_zygote;
   engine.reuse_stored = !options.batch.fresh;
@@ -154,6 +154,9 @@ std::function<int()> add_serve_command(CLI::App& app) {
       ->capture_default_str();
   serve->add_option("--python", options->python, "Python interpreter with torch and triton");
   add_batch_options(*serve, options->batch);
+  // Batch-only options: the service answers over HTTP and takes the reward per request.
+  serve->remove_option(serve->get_option("--results"));
+  serve->remove_option(serve->get_option("--reward"));
   return [options, serve]() { return serve->parsed() ? run_serve(*options) : -1; };
 }
 
