@@ -200,9 +200,22 @@ class EvalEngine::Impl {
   }
 
  private:
-  // Answers the job from the store or by screening when it can, otherwise queues it.
+  // Answers the job by screening or from the store when it can, otherwise queues it. Screening comes
+  // first and its verdicts are not stored: recomputing one (about a millisecond, no Python) is cheaper
+  // than hashing the job's files and a store round trip.
   void admit(QueuedJob& item) {
     const auto& device = options_.devices.front();
+    if (options_.screen_first) {
+      auto settings = item.job.settings;
+      settings.device = device;
+      if (auto verdict = verify::screen(settings)) {
+        count([](EngineCounters& counters) { ++counters.screened; });
+        const auto& job = item.job;
+        deliver(item, {job.index, job.problem, job.tags, verify::to_json(*verdict), device, false, 1,
+                       verdict->duration_s});
+        return;
+      }
+    }
     if (options_.store != nullptr) {
       try {
         item.identity = evaluation_identity(item.job.settings, facts_.at(device));
@@ -219,17 +232,6 @@ class EvalEngine::Impl {
         count([](EngineCounters& counters) { ++counters.from_store; });
         const auto& job = item.job;
         deliver(item, {job.index, job.problem, job.tags, std::move(*stored), device, true, 0, 0.0});
-        return;
-      }
-    }
-    if (options_.screen_first) {
-      auto settings = item.job.settings;
-      settings.device = device;
-      if (auto verdict = verify::screen(settings)) {
-        count([](EngineCounters& counters) { ++counters.screened; });
-        const auto& job = item.job;
-        deliver(item, {job.index, job.problem, job.tags, verify::to_json(*verdict), device, false, 1,
-                       verdict->duration_s});
         return;
       }
     }

@@ -65,7 +65,8 @@ struct HttpServer::State {
   State(HttpServerOptions server_options, HttpHandler request_handler)
       : options(std::move(server_options)),
         handler(std::move(request_handler)),
-        handlers(std::max<std::size_t>(options.handler_threads, 1)) {}
+        handlers(std::max<std::size_t>(
+            options.handler_threads > 0 ? options.handler_threads : options.max_connections, 1)) {}
 };
 
 namespace {

@@ -32,9 +32,11 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // Limits that keep one hostile client from taking the service down.
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 8000;         // 0: any free port (see HttpServer::port)
-  std::size_t io_threads = 2;        // accept, read and write
-  std::size_t handler_threads = 16;  // run handlers (which may wait for evaluations)
+  std::uint16_t port = 8000;   // 0: any free port (see HttpServer::port)
+  std::size_t io_threads = 2;  // accept, read and write
+  // Threads that run handlers, which may wait for evaluations. 0: one per allowed connection, so a
+  // request never queues behind others that wait (a connection has one request in flight at most).
+  std::size_t handler_threads = 0;
   std::size_t max_body_bytes = 16U << 20U;
   std::size_t max_header_bytes = 64U << 10U;
   std::size_t max_connections = 512;      // beyond this a connection gets 503 at once

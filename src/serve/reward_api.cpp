@@ -150,6 +150,10 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
     request.problem = *found;
     info["problem_id"] = *id;
   } else if (const auto source = body.find("problem_source"); source != body.end() && source->is_string()) {
+    if (source->get_ref<const std::string&>().empty()) {
+      return json_error(400, "bad-request",
+                        "'problem_source' must be the problem's Python source, not empty");
+    }
     if (source->get_ref<const std::string&>().size() > limits_.max_source_bytes) {
       return json_error(413, "source-too-large", "the problem source is too large");
     }
@@ -183,7 +187,12 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
   } catch (const std::invalid_argument& error) {
     return json_error(400, "bad-reward", error.what());
   }
-  request.include_verdict = body.value("include_verdict", false);
+  if (const auto verdict = body.find("include_verdict"); verdict != body.end()) {
+    if (!verdict->is_boolean()) {
+      return json_error(400, "bad-request", "'include_verdict' must be true or false");
+    }
+    request.include_verdict = verdict->get<bool>();
+  }
   double wait_s = kDefaultWaitS;
   if (const auto wait = body.find("wait_s"); wait != body.end()) {
     if (!wait->is_number() || !std::isfinite(wait->get<double>()) || wait->get<double>() < 0) {

@@ -53,6 +53,12 @@ TEST(ThreadsAndProcessesRule, ImportStatementsAreReportedOnce) {
                 "from torch");
 }
 
+TEST(ThreadsAndProcessesRule, ModulesThatRunShellCommandsOnTheSide) {
+  // pydoc.pipepager('', 'sleep 86 &') starts a shell: found by bench/serve_load past the old list.
+  expect_one_at("import pydoc\n" + model_with("pydoc.pipepager('', 'sleep 86 &')"), "import pydoc");
+  expect_one_at(model_with("import webbrowser; webbrowser.open('x')"), "import webbrowser");
+}
+
 TEST(ThreadsAndProcessesRule, ImportInsideAFunction) {
   expect_one_at(model_with("import asyncio; asyncio.run(None)"), "import asyncio");
 }

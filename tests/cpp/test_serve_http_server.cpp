@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "serve/http_server.hpp"
 
@@ -134,6 +135,44 @@ TEST(HttpServer, StopLetsAnInFlightRequestFinish) {
   EXPECT_EQ(fixture.server.in_flight(), 1U);
   fixture.server.stop(std::chrono::seconds(5));
   EXPECT_EQ(slow.get().substr(0, 4), "200 ");
+}
+
+TEST(HttpServer, RequestsThatWaitNeverHoldUpAnotherRequest) {
+  // Handlers that wait (as /v1/evaluate waits for its evaluation) each hold a thread; more of them
+  // than a fixed pool would have must still leave room for a request that does not wait.
+  std::promise<void> release;
+  const auto released = release.get_future().share();
+  HttpServerOptions options;
+  options.port = 0;
+  options.max_connections = 64;
+  HttpServer server(options, [released](const HttpRequest& request) {
+    if (request.path == "/wait") {
+      released.wait();
+    }
+    return HttpResponse{};
+  });
+  server.start();
+  const auto port = server.port();
+  constexpr std::size_t kWaiting = 40;
+  std::vector<std::future<std::string>> waiting;
+  for (std::size_t i = 0; i < kWaiting; ++i) {
+    waiting.push_back(std::async(std::launch::async, [port]() {
+      return raw_exchange(port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+    }));
+  }
+  for (int spin = 0; spin < 1000 && server.in_flight() < kWaiting; ++spin) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(server.in_flight(), kWaiting) << "every waiting request reached its handler";
+  auto other = std::async(std::launch::async,
+                          [port]() { return raw_exchange(port, "GET /now HTTP/1.1\r\nHost: x\r\n\r\n"); });
+  const bool answered = other.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  release.set_value();
+  EXPECT_TRUE(answered) << "a request that does not wait was held up by those that do";
+  EXPECT_EQ(other.get().substr(0, 4), "200 ");
+  for (auto& request : waiting) {
+    EXPECT_EQ(request.get().substr(0, 4), "200 ");
+  }
 }
 
 TEST(HttpServer, ABadAddressIsAClearError) {

@@ -6,7 +6,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import CANDIDATES, STARTER, run_eval
+
+# Runs alone: it counts kforge's worker processes and /dev/shm files machine-wide.
+pytestmark = pytest.mark.serial
 
 SCALED_ADD = STARTER / "01_scaled_add" / "problem.py"
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import kforge_binary
 from isolation_probe import run_probe
+
+pytestmark = pytest.mark.serial  # runs alone: it scans the candidate's memory under a timeout
 
 
 def test_candidate_memory_never_holds_reference_outputs(tmp_path: Path) -> None:

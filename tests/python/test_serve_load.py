@@ -1,0 +1,83 @@
+"""The load and fault benchmark (bench/serve_load) in reduced form against a live `kforge serve` on the CPU:
+600 requests at 200/s, a third of them malformed or hostile, plus candidates that reach the engine and
+hang (2), crash (2) or fork (1). Asserts behaviour, never timings: every request answered with a status
+and JSON, no failures, no lost job, the service healthy until SIGTERM and exiting 0, its memory bounded,
+and a restart on the same store answering from the store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import REPO, kforge_binary
+
+pytestmark = pytest.mark.serial  # runs alone: 200 requests/s, a connection flood, machine-wide process checks
+
+BENCH = REPO / "bench" / "serve_load" / "serve_load.py"
+PROBLEM = (REPO / "problems" / "starter" / "01_scaled_add" / "problem.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("serve-load")
+    out = folder / "report.json"
+    command = [
+        sys.executable, str(BENCH), "load", "--kforge", str(kforge_binary()),
+        "--python", str(REPO / ".venv" / "bin" / "python"), "--device", "cpu", "--timeout", "5",
+        "--requests", "600", "--rate", "200", "--real", "1", "--hangs", "2", "--crashes", "2", "--forks", "1",
+        "--fork-processes", "16", "--flood", "520", "--jobs-deadline", "90",
+        "--workdir", str(folder / "work"), "--json-out", str(out),
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, check=False)
+    if not out.exists():
+        pytest.fail(
+            f"the benchmark wrote no report (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
+    document: dict[str, Any] = json.loads(out.read_text())
+    document["_output"] = result.stdout + result.stderr
+    return document
+
+
+def test_every_request_is_answered_with_a_status_and_json(report: dict[str, Any]) -> None:
+    everything = report["requests"]["all"]
+    assert everything["sent"] == 600 and everything["answered"] == 600, report["_output"]
+    assert everything["failed"] == 0 and everything["unexpected"] == 0, report["not_ok"]
+    assert report["requests"]["follow_up_polls"]["failed"] == 0, report["not_ok"]
+    hostile = report["requests"]["hostile"]["sent"]
+    assert 0.25 * 600 < hostile < 0.45 * 600, "about a third of the mix is malformed or hostile"
+    for case in ("static-reject", "bad-json", "truncated-body", "oversize-body", "slow-loris", "no-token"):
+        assert report["categories"][case]["sent"] > 0, f"the mix has no {case} request"
+    assert report["static_rejections"]["requests"] > 0
+
+
+def test_no_job_is_lost_and_hostile_candidates_end(report: dict[str, Any]) -> None:
+    jobs = report["jobs"]
+    assert jobs["submitted"] == 6 and jobs["lost"] == 0, jobs["lost_details"]
+    kinds = {row["kind"]: row for row in jobs["candidates"]}
+    assert kinds["real-solution"]["outcome"] == "accepted"
+    for kind in ("hang-kernel", "hang-helper", "crash-abort", "crash-os-exit"):
+        assert kinds[kind]["outcome"] == "rejected", kinds[kind]
+        assert kinds[kind]["failed_stage"] == "correctness", kinds[kind]
+    assert "fork-leave" in kinds
+    assert jobs["fork_processes_left"] == 0, "the processes a candidate started outlived its evaluation"
+
+
+def test_the_service_stays_up_within_memory_and_stops_cleanly(report: dict[str, Any]) -> None:
+    service = report["service"]
+    assert service["stayed_up"] and service["health_at_end"] == 200, service
+    assert service["sigterm_exit"] == 0, service
+    assert report["memory"]["samples"] > 0
+    assert report["memory"]["service_mib"]["peak"] < 1024, report["memory"]
+    flood = report["flood"]
+    assert flood["ok"], flood
+
+
+def test_a_restart_on_the_same_store_answers_from_it(report: dict[str, Any]) -> None:
+    restart = report["restart"]
+    assert restart["ok"], restart
+    first = restart["checked"][0]
+    assert first["kind"] == "real-solution" and first["from_store"] is True, restart
+    assert restart["sigterm_exit"] == 0
