@@ -11,10 +11,10 @@ namespace {
 
 // Modules that exist to run threads, processes or signal handlers, or that start processes as a side
 // job (pydoc's pagers and webbrowser run shell commands): their import is reported.
-constexpr auto kModules = std::to_array<std::string_view>(
-    {"threading", "_thread", "multiprocessing", "_multiprocessing", "concurrent", "subprocess",
-     "_posixsubprocess", "signal", "asyncio", "pty", "sched", "torch.multiprocessing", "pydoc",
-     "webbrowser"});
+constexpr auto kModules =
+    std::to_array<std::string_view>({"threading", "_thread", "multiprocessing", "_multiprocessing",
+                                     "concurrent", "subprocess", "_posixsubprocess", "signal", "asyncio",
+                                     "pty", "sched", "torch.multiprocessing", "pydoc", "webbrowser"});
 
 // Process primitives of os (and posix, which os wraps): reported at each use.
 constexpr auto kMembers = std::to_array<std::string_view>({"os.fork",

@@ -81,7 +81,7 @@ def test_register_evaluate_and_rewards(service: Service) -> None:
         ({"problem_source": PROBLEM, "completions": [7]}, None, 400, "bad-request"),
         ({"problem_source": PROBLEM, "completions": ["x"], "reward": "best"}, None, 400, "bad-reward"),
         ({"problem_source": PROBLEM, "completions": ["x"], "wait_s": -1}, None, 400, "bad-request"),
-        ({"problem_source": PROBLEM, "completions": ["x"], "include_verdict": "yes"}, None, 400, "bad-request"),
+        ({"problem_source": PROBLEM, "completions": ["x"], "include_verdict": 1}, None, 400, "bad-request"),
         ({"problem_source": "", "completions": ["x"]}, None, 400, "bad-request"),
     ],
 )
