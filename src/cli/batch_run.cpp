@@ -15,6 +15,7 @@
 #include "runner/environment_probe.hpp"
 #include "runner/environment_variable.hpp"
 #include "schedule/eval_scheduler.hpp"
+#include "verify/verdict.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -45,15 +46,8 @@ nlohmann::json result_line(const schedule::EvalOutcome& outcome,
 
 // A sample that names no usable problem or candidate still gets a result: an error verdict.
 schedule::EvalOutcome unusable_sample(const problem::Sample& sample) {
-  nlohmann::json verdict = {{"schema", "kforge.verdict/2"},
-                            {"outcome", "error"},
-                            {"accepted", false},
-                            {"failed_stage", nullptr},
-                            {"summary", "error (usage): " + *sample.error},
-                            {"speedup", nullptr},
-                            {"stages", nlohmann::json::array()},
-                            {"error", {{"kind", "usage"}, {"message", *sample.error}}}};
-  return {sample.index, sample.problem, sample.tags, std::move(verdict), "", false, 0, 0.0};
+  return {sample.index, sample.problem, sample.tags, verify::error_verdict_json({"usage", *sample.error}),
+          "",           false,          0,           0.0};
 }
 
 }  // namespace

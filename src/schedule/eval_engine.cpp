@@ -98,14 +98,7 @@ bool worth_retrying(const EvalOutcome& outcome) {
 
 // A failure inside kforge while evaluating one job, as that job's error verdict.
 nlohmann::json internal_error_verdict(const std::string& message) {
-  return {{"schema", "kforge.verdict/2"},
-          {"outcome", "error"},
-          {"accepted", false},
-          {"failed_stage", nullptr},
-          {"summary", "error (internal): " + message},
-          {"speedup", nullptr},
-          {"stages", nlohmann::json::array()},
-          {"error", {{"kind", "internal"}, {"message", message}}}};
+  return verify::error_verdict_json({"internal", message});
 }
 
 }  // namespace

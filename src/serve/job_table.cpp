@@ -104,8 +104,6 @@ std::size_t JobTable::count(const std::string& status) const {
       jobs_.begin(), jobs_.end(), [&](const auto& entry) { return entry.second.status == status; }));
 }
 
-std::size_t JobTable::queued() const { return count("queued"); }
-
 std::size_t JobTable::running() const { return count("running"); }
 
 }  // namespace kforge::serve

@@ -30,7 +30,6 @@ class JobTable {
   // Waits until the job is finished or the deadline passes; true when finished.
   bool wait(const std::string& id, std::chrono::steady_clock::time_point deadline) const;
 
-  std::size_t queued() const;
   std::size_t running() const;
 
  private:

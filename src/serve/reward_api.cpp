@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <variant>
 
 #include "reward/reward_spec.hpp"
 
@@ -117,21 +118,30 @@ HttpResponse RewardApi::health() const {
   return json_response(service_.draining() ? 503 : 200, document);
 }
 
-HttpResponse RewardApi::register_problem(const nlohmann::json& body) {
-  const auto source = body.find("source");
+std::variant<std::string, HttpResponse> RewardApi::add_source(const nlohmann::json& body,
+                                                              const std::string& field) {
+  const auto source = body.find(field);
   if (source == body.end() || !source->is_string() || source->get_ref<const std::string&>().empty()) {
     return json_error(400, "bad-request",
-                      "'source' must be the problem's Python source (a non-empty string)");
+                      fmt::format("'{}' must be the problem's Python source (a non-empty string)", field));
   }
   if (source->get_ref<const std::string&>().size() > limits_.max_source_bytes) {
     return json_error(413, "source-too-large",
                       fmt::format("a problem source is at most {} bytes", limits_.max_source_bytes));
   }
   try {
-    return json_response(200, {{"problem_id", problems_.add(source->get<std::string>())}});
+    return problems_.add(source->get<std::string>());
   } catch (const std::exception& error) {
     return json_error(500, "store-failed", error.what());
   }
+}
+
+HttpResponse RewardApi::register_problem(const nlohmann::json& body) {
+  auto added = add_source(body, "source");
+  if (auto* error = std::get_if<HttpResponse>(&added)) {
+    return std::move(*error);
+  }
+  return json_response(200, {{"problem_id", std::get<std::string>(added)}});
 }
 
 HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
@@ -149,15 +159,12 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
     }
     request.problem = *found;
     info["problem_id"] = *id;
-  } else if (const auto source = body.find("problem_source"); source != body.end() && source->is_string()) {
-    if (source->get_ref<const std::string&>().empty()) {
-      return json_error(400, "bad-request",
-                        "'problem_source' must be the problem's Python source, not empty");
+  } else if (body.contains("problem_source")) {
+    auto added = add_source(body, "problem_source");
+    if (auto* error = std::get_if<HttpResponse>(&added)) {
+      return std::move(*error);
     }
-    if (source->get_ref<const std::string&>().size() > limits_.max_source_bytes) {
-      return json_error(413, "source-too-large", "the problem source is too large");
-    }
-    const auto problem_id = problems_.add(source->get<std::string>());
+    const auto& problem_id = std::get<std::string>(added);
     request.problem = *problems_.find(problem_id);
     info["problem_id"] = problem_id;
   } else {

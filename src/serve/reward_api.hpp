@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "serve/evaluation_service.hpp"
 #include "serve/http_server.hpp"
@@ -32,6 +33,9 @@ class RewardApi {
  private:
   HttpResponse route(const HttpRequest& request, std::string& route_name);
   HttpResponse health() const;
+  // Registers the source in body[field]: its id, or the error answer (400 not a non-empty string,
+  // 413 too large, 500 not stored). Shared by POST /v1/problems and an inline problem_source.
+  std::variant<std::string, HttpResponse> add_source(const nlohmann::json& body, const std::string& field);
   HttpResponse register_problem(const nlohmann::json& body);
   HttpResponse evaluate(const nlohmann::json& body);
   HttpResponse job(const std::string& id) const;

@@ -126,6 +126,17 @@ nlohmann::json to_json(const rules::Finding& finding) {
           {"column", finding.location.column}};
 }
 
+nlohmann::json error_verdict_json(const EvaluationError& error) {
+  return {{"schema", kVerdictSchema},
+          {"outcome", "error"},
+          {"accepted", false},
+          {"failed_stage", nullptr},
+          {"summary", "error (" + error.kind + "): " + error.message},
+          {"speedup", nullptr},
+          {"stages", nlohmann::json::array()},
+          {"error", {{"kind", error.kind}, {"message", error.message}}}};
+}
+
 nlohmann::json to_json(const Verdict& verdict) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& stage : verdict.stages) {

@@ -56,6 +56,10 @@ std::string to_string(Outcome outcome);
 nlohmann::json to_json(const Verdict& verdict);
 nlohmann::json to_json(const rules::Finding& finding);
 
+// The verdict document of an evaluation that never ran its stages (a sample naming no usable
+// problem, a failure inside kforge): outcome error, no stages, the error's kind and message.
+nlohmann::json error_verdict_json(const EvaluationError& error);
+
 // Exit code of `kforge eval`: 0 accepted, 1 rejected, 2 usage or environment error.
 int exit_code(const Verdict& verdict);
 
