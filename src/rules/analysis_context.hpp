@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "source/module_index.hpp"
 #include "source/python_ast.hpp"
@@ -10,6 +11,7 @@
 namespace kforge::rules {
 
 class NameResolver;
+struct ReadReference;
 
 // How demanding the rules are: strict for final verification, lenient for quick iteration.
 // Rules may lower the severity of their findings under lenient.
@@ -41,6 +43,9 @@ struct AnalysisContext {
   // Name resolution over `module`, built once and shared by the rules of one analysis; null when
   // a rule runs on its own (each rule then builds its own, see rule_support.hpp).
   const NameResolver* names = nullptr;
+  // Every read reference of `module` with its resolution (read_references() in rule_support.hpp),
+  // computed once for the rules that scan for forbidden APIs; null when a rule runs on its own.
+  const std::vector<ReadReference>* references = nullptr;
 };
 
 }  // namespace kforge::rules

@@ -56,6 +56,16 @@ ProblemPrecision problem_precision(std::string_view problem_source) {
   if (problem_source.empty()) {
     return ProblemPrecision::unknown;
   }
+  // Every half-precision name or string the walk below can find is spelled in the source unless an
+  // escape hides it: without a marker and a backslash the answer is float32, with no parse (it is
+  // redone for every candidate, and costs more than the rest of this rule).
+  const auto spelled = [problem_source](std::string_view marker) {
+    return problem_source.find(marker) != std::string_view::npos;
+  };
+  if (std::none_of(kHalfMarkers.begin(), kHalfMarkers.end(), spelled) && !spelled("float8") &&
+      !spelled("\\")) {
+    return ProblemPrecision::float32;
+  }
   const source::ParseResult parsed = source::parse_module(problem_source);
   if (!parsed.ok()) {
     for (const std::string_view marker : {"float16", "bfloat16", "half", "float8"}) {

@@ -234,8 +234,12 @@ bool in_table(std::span<const std::string_view> table, std::string_view value) {
 
 std::optional<std::string_view> module_match(std::string_view origin,
                                              std::span<const std::string_view> modules) {
-  const auto found = std::find_if(modules.begin(), modules.end(),
-                                  [origin](std::string_view module) { return in_module(origin, module); });
+  // The first-character test skips most entries without a string comparison (the hot path of the
+  // forbidden-API scans, which match every reference against tables of dozens of names).
+  const auto found = std::find_if(modules.begin(), modules.end(), [origin](std::string_view module) {
+    return (origin.empty() || module.empty() || origin.front() == module.front()) &&
+           in_module(origin, module);
+  });
   return found == modules.end() ? std::nullopt : std::optional<std::string_view>(*found);
 }
 
@@ -291,20 +295,31 @@ void FindingSink::add(Severity severity, std::string message, source::SourceLoca
   }
 }
 
+std::vector<ReadReference> read_references(const source::Module& module, const NameResolver& names) {
+  std::vector<ReadReference> references;
+  source::walk(module, [&](const Node& node) {
+    if (is_reference_root(node, names) && assignment_of_target(node, names) == nullptr) {
+      const auto& expr = dynamic_cast<const source::Expr&>(node);
+      references.push_back({&expr, names.resolve_with_import(expr)});
+    }
+    return source::WalkAction::visit_children;
+  });
+  return references;
+}
+
 void scan_forbidden_api(const AnalysisContext& context, const NameResolver& names, const ForbiddenApi& api,
                         const std::function<void(const ForbiddenImport&)>& report_import,
                         const std::function<void(const source::Expr&, const Resolved&)>& report_use) {
   for (const ForbiddenImport& import : forbidden_imports(context.module, api.modules)) {
     report_import(import);
   }
-  source::walk(context.module, [&](const Node& node) {
-    if (!is_reference_root(node, names) || assignment_of_target(node, names) != nullptr) {
-      return source::WalkAction::visit_children;
-    }
-    const auto& expr = dynamic_cast<const source::Expr&>(node);
-    const Resolved resolved = names.resolve_with_import(expr);
+  std::optional<std::vector<ReadReference>> own;
+  const auto& references = context.references != nullptr
+                               ? *context.references
+                               : own.emplace(read_references(context.module, names));
+  for (const auto& [expr, resolved] : references) {
     if (resolved.origin.empty() || module_match(resolved.origin, api.exceptions)) {
-      return source::WalkAction::visit_children;
+      continue;
     }
     const bool through_reported_import =
         !resolved.import_origin.empty() && module_match(resolved.import_origin, api.modules);
@@ -312,10 +327,9 @@ void scan_forbidden_api(const AnalysisContext& context, const NameResolver& name
     const bool in_module_reached_otherwise =
         !resolved.import_origin.empty() && module_match(resolved.origin, api.modules).has_value();
     if (!through_reported_import && (in_member || in_module_reached_otherwise)) {
-      report_use(expr, resolved);
+      report_use(*expr, resolved);
     }
-    return source::WalkAction::visit_children;
-  });
+  }
 }
 
 std::string import_subject(const ForbiddenImport& import) {

@@ -118,6 +118,17 @@ struct ForbiddenApi {
   std::span<const std::string_view> exceptions = {};
 };
 
+// A reference that is read (not an assignment target) and is the whole of its expression (see
+// is_reference_root), with what it resolves to.
+struct ReadReference {
+  const source::Expr* expr = nullptr;
+  Resolved resolved;
+};
+
+// Every read reference of `module` in tree order: what scan_forbidden_api looks at, resolved once
+// for all the rules of an analysis (AnalysisContext::references).
+std::vector<ReadReference> read_references(const source::Module& module, const NameResolver& names);
+
 // Calls `report_import` for each import statement of a forbidden module and `report_use` for each
 // read reference anywhere in the module (assignment targets excluded: monkeypatching owns them)
 // whose origin lies in a forbidden member, or in a forbidden module reached through another

@@ -6,6 +6,7 @@
 
 #include "rules/name_resolution.hpp"
 #include "rules/rule_engine.hpp"
+#include "rules/rule_support.hpp"
 #include "source/module_index.hpp"
 #include "source/python_parser.hpp"
 
@@ -14,9 +15,9 @@ namespace {
 
 constexpr std::string_view kInternalFailureRule = "static-analysis-failed";
 
-StaticReport analyse(std::string_view python_source, Profile profile, std::string_view problem_source) {
+StaticReport analyse(const source::ParseResult& parsed, std::string_view python_source, Profile profile,
+                     std::string_view problem_source) {
   StaticReport report;
-  const source::ParseResult parsed = source::parse_module(python_source);
   if (!parsed.ok()) {
     report.syntax_error = SyntaxErrorInfo{parsed.error->message, parsed.error->location};
     return report;
@@ -29,7 +30,9 @@ StaticReport analyse(std::string_view python_source, Profile profile, std::strin
   report.has_model_new = index.model.has_value();
   report.has_forward = index.model.has_value() && index.model->has_forward;
   const NameResolver names(*parsed.module);
-  const AnalysisContext context{*parsed.module, index, python_source, profile, problem_source, &names};
+  const std::vector<ReadReference> references = read_references(*parsed.module, names);
+  AnalysisContext context{*parsed.module, index, python_source, profile, problem_source, &names};
+  context.references = &references;
   report.findings = RuleEngine::with_default_rules().run(context);
   return report;
 }
@@ -54,7 +57,18 @@ bool StaticReport::rejected() const {
 StaticReport analyse_candidate(std::string_view python_source, Profile profile,
                                std::string_view problem_source) {
   try {
-    return analyse(python_source, profile, problem_source);
+    return analyse(source::parse_module(python_source), python_source, profile, problem_source);
+  } catch (const std::exception& error) {
+    return internal_failure(error.what());
+  } catch (...) {
+    return internal_failure("unknown error");
+  }
+}
+
+StaticReport analyse_candidate(const source::ParseResult& parsed, std::string_view python_source,
+                               Profile profile, std::string_view problem_source) {
+  try {
+    return analyse(parsed, python_source, profile, problem_source);
   } catch (const std::exception& error) {
     return internal_failure(error.what());
   } catch (...) {

@@ -7,6 +7,7 @@
 
 #include "rules/analysis_context.hpp"
 #include "rules/finding.hpp"
+#include "source/python_parser.hpp"
 #include "source/source_location.hpp"
 
 namespace kforge::rules {
@@ -34,6 +35,9 @@ struct StaticReport {
 // Never throws: an internal failure becomes a reject finding "static-analysis-failed".
 StaticReport analyse_candidate(std::string_view python_source, Profile profile = Profile::strict,
                                std::string_view problem_source = {});
+// The same over `parsed`, the parse of `python_source` done already (source::ExtractedCode::parsed).
+StaticReport analyse_candidate(const source::ParseResult& parsed, std::string_view python_source,
+                               Profile profile = Profile::strict, std::string_view problem_source = {});
 
 // Moves every location of `report` down by `line_offset - 1` lines, mapping locations in code
 // extracted from a markdown response (source::ExtractedCode::line_offset) back to the response.

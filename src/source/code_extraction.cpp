@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <utility>
 
 #include "source/python_parser.hpp"
@@ -141,7 +142,7 @@ bool looks_like_python(std::string_view text) {
 
 ExtractionResult plain_python(std::string_view text) {
   ExtractionResult result;
-  result.code = ExtractedCode{std::string(text), false, 1};
+  result.code = ExtractedCode{std::string(text), false, 1, nullptr};
   return result;
 }
 
@@ -184,7 +185,7 @@ ExtractionResult choose_block(const std::vector<CodeBlock>& blocks) {
         "is the candidate");
   }
   ExtractionResult result;
-  result.code = ExtractedCode{chosen->code, true, chosen->first_line};
+  result.code = ExtractedCode{chosen->code, true, chosen->first_line, nullptr};
   return result;
 }
 
@@ -221,8 +222,10 @@ std::vector<CodeBlock> find_code_blocks(std::string_view markdown) {
 }
 
 ExtractionResult extract_code(std::string_view text) {
-  if (parse_module(text).ok()) {
-    return plain_python(text);
+  if (auto parsed = std::make_shared<ParseResult>(parse_module(text)); parsed->ok()) {
+    ExtractionResult result = plain_python(text);
+    result.code->parsed = std::move(parsed);
+    return result;
   }
   const std::vector<CodeBlock> blocks = find_code_blocks(text);
   if (!blocks.empty()) {

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "source/python_parser.hpp"
 #include "source/source_location.hpp"
 
 namespace kforge::source {
@@ -22,6 +24,9 @@ struct ExtractedCode {
   bool from_markdown = false;
   // 1-based line of the original text where line 1 of `code` sits (1 for plain Python).
   int line_offset = 1;
+  // The successful parse of `code` when extraction needed one anyway (plain Python), so static
+  // analysis need not parse it again; null otherwise.
+  std::shared_ptr<const ParseResult> parsed;
 
   // Maps a location in `code` back to the original text (columns are unchanged unless the fence
   // was indented; then they are off by that indentation).

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "rules/static_analysis.hpp"
 #include "runner/python_environment.hpp"
@@ -83,10 +84,10 @@ nlohmann::json settings_json(const EvalSettings& settings) {
 }
 
 // Stage 1: the code to evaluate, out of a plain file or an LLM response.
-std::optional<std::string> run_extract_stage(const std::string& text, Verdict& verdict) {
+std::optional<source::ExtractedCode> run_extract_stage(const std::string& text, Verdict& verdict) {
   auto& stage = verdict.stage(StageName::extract);
   const auto start = Clock::now();
-  const auto extracted = source::extract_code(text);
+  auto extracted = source::extract_code(text);
   stage.duration_s = seconds_since(start);
   if (!extracted.ok()) {
     stage.status = StageStatus::failed;
@@ -102,16 +103,19 @@ std::optional<std::string> run_extract_stage(const std::string& text, Verdict& v
   stage.details = {{"from_markdown", code.from_markdown}, {"line_offset", code.line_offset}};
   verdict.candidate["extracted_from_markdown"] = code.from_markdown;
   verdict.candidate["code_line_offset"] = code.line_offset;
-  return code.code;
+  return std::move(extracted.code);
 }
 
 // Stage 2: parse and static rules, in-process, before any Python runs. The problem's source lets
 // the precision rule tell a float32 problem from a half-precision one.
-bool run_static_stage(const std::string& code, const std::string& problem_source,
+bool run_static_stage(const source::ExtractedCode& code, const std::string& problem_source,
                       const EvalSettings& settings, Verdict& verdict) {
   auto& stage = verdict.stage(StageName::static_analysis);
   const auto start = Clock::now();
-  const auto report = rules::analyse_candidate(code, settings.profile, problem_source);
+  const auto report =
+      code.parsed != nullptr
+          ? rules::analyse_candidate(*code.parsed, code.code, settings.profile, problem_source)
+          : rules::analyse_candidate(code.code, settings.profile, problem_source);
   stage.duration_s = seconds_since(start);
   stage.findings = report.findings;
   stage.details = {{"kernels", report.kernels}, {"launched_kernels", report.launched_kernels}};
@@ -305,7 +309,7 @@ std::optional<std::string> screened_code(const EvalSettings& settings, Verdict& 
   }
   auto code = run_extract_stage(*candidate_text, verdict);
   if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
-    return code;
+    return std::move(code->code);
   }
   return std::nullopt;
 }

@@ -177,6 +177,20 @@ TEST(PrecisionDowngradeRule, HalfPrecisionProblemsMayCast) {
           .empty());
 }
 
+TEST(PrecisionDowngradeRule, AProblemThatNeverSpellsAHalfDtypeIsFloat32) {
+  // No half-precision marker anywhere in the text: decided without parsing the problem.
+  const std::string problem = "import torch\n\ndef get_inputs():\n    return [torch.randn(8)]\n";
+  EXPECT_EQ(check(model_with("x = x.half()"), Profile::strict, problem).size(), 1U);
+}
+
+TEST(PrecisionDowngradeRule, AHalfDtypeHiddenByAnEscapeStillMakesTheProblemHalf) {
+  // "flo\x61t16" is "float16" once Python reads the literal: the text alone does not show it.
+  const std::string problem =
+      "import torch\n\ndef get_inputs():\n    return [torch.randn(8).to(\"flo\\x61t16\")]\n";
+  ASSERT_EQ(problem.find("float16"), std::string::npos);
+  EXPECT_TRUE(check(model_with("x = x.half()"), Profile::strict, problem).empty());
+}
+
 TEST(PrecisionDowngradeRule, DocstringsOfTheProblemDoNotMakeItHalf) {
   // kFloat32Problem says "half the rows" in its docstring: still a float32 problem.
   EXPECT_EQ(check(model_with("x = x.half()")).size(), 1U);

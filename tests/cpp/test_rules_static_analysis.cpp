@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <random>
 #include <string>
 #include <string_view>
@@ -253,6 +254,26 @@ TEST(StaticAnalysis, EmptyInputIsRejectedWithFindings) {
 TEST(StaticAnalysis, LenientProfileKeepsTheLaunchRuleBlocking) {
   EXPECT_TRUE(analyse_candidate(kTorchFallback, Profile::lenient).rejected());
   EXPECT_FALSE(analyse_candidate(kVectorAdd, Profile::lenient).rejected());
+}
+
+TEST(StaticAnalysis, ExtractionsParseGivesTheSameReportAsParsingAgain) {
+  for (const std::string_view source : {kVectorAdd, kTwoKernelSoftmax, kTorchFallback}) {
+    const source::ExtractionResult extracted = source::extract_code(source);
+    ASSERT_TRUE(extracted.ok()) << extracted.error;
+    ASSERT_NE(extracted.code->parsed, nullptr);  // plain Python: extraction parsed it already
+    const StaticReport reused = analyse_candidate(*extracted.code->parsed, extracted.code->code);
+    const StaticReport fresh = analyse_candidate(extracted.code->code);
+    EXPECT_EQ(reused.kernels, fresh.kernels);
+    EXPECT_EQ(reused.launched_kernels, fresh.launched_kernels);
+    ASSERT_EQ(reused.findings.size(), fresh.findings.size());
+    for (std::size_t i = 0; i < fresh.findings.size(); ++i) {
+      EXPECT_EQ(reused.findings[i].rule_id, fresh.findings[i].rule_id);
+      EXPECT_EQ(reused.findings[i].location, fresh.findings[i].location);
+      EXPECT_EQ(reused.findings[i].message, fresh.findings[i].message);
+    }
+  }
+  const source::ParseResult broken = source::parse_module("x = = 1\n");
+  EXPECT_TRUE(analyse_candidate(broken, "x = = 1\n").syntax_error.has_value());
 }
 
 TEST(StaticAnalysis, MarkdownResponseMapsBackToOriginalLines) {

@@ -26,6 +26,15 @@ TEST(CodeExtraction, PlainPythonIsReturnedAsIs) {
   EXPECT_EQ(code.code, kSource);
   EXPECT_FALSE(code.from_markdown);
   EXPECT_EQ(code.line_offset, 1);
+  // The parse that recognised it is handed on, so static analysis need not parse it again.
+  ASSERT_NE(code.parsed, nullptr);
+  EXPECT_TRUE(code.parsed->ok());
+}
+
+TEST(CodeExtraction, ABlockOfAResponseComesWithoutAParse) {
+  const ExtractedCode code = extract_ok("Here it is:\n\n```python\nclass ModelNew:\n    pass\n```\n");
+  EXPECT_TRUE(code.from_markdown);
+  EXPECT_EQ(code.parsed, nullptr);
 }
 
 TEST(CodeExtraction, PythonWithFencesInsideADocstringIsPlainPython) {
