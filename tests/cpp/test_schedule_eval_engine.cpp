@@ -69,6 +69,31 @@ TEST_F(EvalEngineScreening, StaticRejectionsAreAnsweredInsideSubmitWithoutAJudge
   EXPECT_EQ(counters.queued + counters.running, 0U);
 }
 
+TEST_F(EvalEngineScreening, AManyJobSubmissionIsScreenedInsideSubmitAndAnsweredInOrder) {
+  EvalEngine engine(options());
+  std::vector<EvalJob> jobs;
+  for (std::size_t i = 0; i < 64; ++i) {
+    jobs.push_back(job(i, i % 2 == 0
+                              ? "prose number " + std::to_string(i)
+                              : "import subprocess\nclass ModelNew:\n    pass\n# " + std::to_string(i)));
+  }
+  std::vector<std::pair<std::size_t, std::string>> results;
+  bool done = false;
+  engine.submit(
+      std::move(jobs),
+      [&](const EvalOutcome& outcome) {
+        results.emplace_back(outcome.index, outcome.verdict.value("failed_stage", ""));
+      },
+      [&] { done = true; });
+  ASSERT_TRUE(done);
+  ASSERT_EQ(results.size(), 64U);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].first, i) << "results come in the submission's order";
+    EXPECT_EQ(results[i].second, i % 2 == 0 ? "extract" : "static") << i;
+  }
+  EXPECT_EQ(engine.counters().screened, 64U);
+}
+
 TEST_F(EvalEngineScreening, AMissingProblemFileIsAUsageErrorNotACrash) {
   EvalEngine engine(options());
   auto missing = job(0, "print(1)");

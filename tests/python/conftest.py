@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[2]
 STARTER = REPO / "problems" / "starter"
@@ -25,6 +27,13 @@ class EvalRun:
 
     def stage(self, name: str) -> dict[str, Any]:
         return next(stage for stage in self.verdict["stages"] if stage["name"] == name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_default_store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """kforge's default result store is the user's (~/.cache/kforge): the tests get one of their own,
+    so a verdict stored by an earlier run is never served where a test needs an evaluation."""
+    os.environ["KFORGE_STORE"] = str(tmp_path_factory.mktemp("default-store") / "results.sqlite")
 
 
 def kforge_binary() -> Path:
@@ -61,3 +70,23 @@ def run_eval(problem: Path, candidate: Path, *extra: str, device: str = "cpu") -
 
 def starter_problems() -> list[Path]:
     return sorted(path for path in STARTER.iterdir() if (path / "problem.py").exists())
+
+
+def computed_once(
+    factory: pytest.TempPathFactory, name: str, compute: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
+    """`compute(folder)` once per test run however many pytest-xdist workers ask for it: the first
+    computes under a lock and leaves the JSON, the others wait for it and read it (a module fixture
+    would run once per worker that gets one of the module's tests)."""
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this run's, not older runs'
+    target = shared / f"{name}.json"
+    with FileLock(f"{target}.lock"):
+        if target.exists():
+            cached: dict[str, Any] = json.loads(target.read_text())
+            return cached
+        folder = shared / name
+        folder.mkdir(exist_ok=True)
+        result = compute(folder)
+        target.write_text(json.dumps(result))
+        return result

@@ -142,6 +142,7 @@ def _run_probe(kforge: Path, device: str, work: Path, scratch: Path) -> dict[str
         "180",
         "--json",
         "--no-perf",
+        "--no-store",  # a stored verdict would be answered without running the spy
         # the spy reads its own memory with ctypes and signals through files, which strict rejects
         # statically; lenient lets it run so that the memory scan happens
         "--profile",

@@ -9,14 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, run_kforge
+from conftest import REPO, computed_once, run_kforge
 
 CORPUS = REPO / "tests" / "corpus"
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    output = tmp_path_factory.mktemp("corpus") / "report.json"
+    return computed_once(tmp_path_factory, "hostile-corpus", run_corpus)
+
+
+def run_corpus(folder: Path) -> dict[str, Any]:
+    output = folder / "report.json"
     result = run_kforge(
         "bench",
         "--corpus",
