@@ -241,9 +241,8 @@ class ScopeBuilder {
       push_all(class_def->decorators, scope, &node, pending);
     } else {
       record(node, scope);
-      const std::vector<const Node*> children = source::children_of(node);
-      std::for_each(children.rbegin(), children.rend(), [&](const Node* child) {
-        pending.push_back({child, scope, &node});
+      source::push_children_reversed(node, pending, [scope, &node](const Node& child) {
+        return Pending{&child, scope, &node};
       });
     }
   }

@@ -131,8 +131,7 @@ void walk_body(const Node& function, const std::function<void(const Node&)>& vis
     } else if (const auto* lambda = source::node_cast<source::Lambda>(node)) {
       push_reversed(lambda->params, pending);
     } else {
-      const std::vector<const Node*> children = source::children_of(*node);
-      pending.insert(pending.end(), children.rbegin(), children.rend());
+      source::push_children_reversed(*node, pending, [](const Node& child) { return &child; });
     }
   }
 }
@@ -243,41 +242,43 @@ std::optional<std::string_view> module_match(std::string_view origin,
   return found == modules.end() ? std::nullopt : std::optional<std::string_view>(*found);
 }
 
-std::vector<ForbiddenImport> forbidden_imports(const source::Module& module,
+std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index,
                                                std::span<const std::string_view> modules) {
   std::vector<ForbiddenImport> found;
-  source::walk(module, [&](const Node& node) {
+  const source::Stmt* previous = nullptr;
+  for (const source::ImportInfo& info : index.imports) {
+    if (info.statement == nullptr || info.statement == previous) {
+      continue;  // `import a, b` is one statement listed once per module
+    }
+    previous = info.statement;
     ForbiddenImport entry;
+    entry.statement = info.statement;
     const auto add = [&entry](std::string_view match) {
       if (std::find(entry.modules.begin(), entry.modules.end(), match) == entry.modules.end()) {
         entry.modules.emplace_back(match);
       }
     };
-    if (const auto* import = source::node_cast<source::Import>(node)) {
-      entry.statement = import;
+    if (const auto* import = source::node_cast<source::Import>(info.statement)) {
       for (const auto& alias : import->names) {
         if (const auto match = module_match(alias->name, modules)) {
           add(*match);
         }
       }
-    } else if (const auto* import_from = source::node_cast<source::ImportFrom>(node)) {
-      entry.statement = import_from;
-      if (import_from->level == 0) {
-        if (const auto match = module_match(import_from->module, modules)) {
+    } else if (const auto* import_from = source::node_cast<source::ImportFrom>(info.statement);
+               import_from != nullptr && import_from->level == 0) {
+      if (const auto match = module_match(import_from->module, modules)) {
+        add(*match);
+      }
+      for (const auto& alias : import_from->names) {
+        if (const auto match = module_match(import_from->module + "." + alias->name, modules)) {
           add(*match);
-        }
-        for (const auto& alias : import_from->names) {
-          if (const auto match = module_match(import_from->module + "." + alias->name, modules)) {
-            add(*match);
-          }
         }
       }
     }
     if (!entry.modules.empty()) {
       found.push_back(std::move(entry));
     }
-    return source::WalkAction::visit_children;
-  });
+  }
   return found;
 }
 
@@ -310,7 +311,7 @@ std::vector<ReadReference> read_references(const source::Module& module, const N
 void scan_forbidden_api(const AnalysisContext& context, const NameResolver& names, const ForbiddenApi& api,
                         const std::function<void(const ForbiddenImport&)>& report_import,
                         const std::function<void(const source::Expr&, const Resolved&)>& report_use) {
-  for (const ForbiddenImport& import : forbidden_imports(context.module, api.modules)) {
+  for (const ForbiddenImport& import : forbidden_imports(context.index, api.modules)) {
     report_import(import);
   }
   std::optional<std::vector<ReadReference>> own;

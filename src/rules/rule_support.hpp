@@ -87,7 +87,7 @@ struct ForbiddenImport {
 // Import statements anywhere in the module that import a module in `modules` (or something
 // inside one): `import a.b`, `import a.b as c`, `from a import b`, `from a.b import c` and
 // `from a import b` where a.b is listed. Relative imports never match.
-std::vector<ForbiddenImport> forbidden_imports(const source::Module& module,
+std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index,
                                                std::span<const std::string_view> modules);
 
 // "`a`", "`a` and `b`", "`a`, `b` and `c`".

@@ -199,10 +199,7 @@ class IndexBuilder {
   }
 
   static void push_children(const Node& node, std::size_t scope, std::vector<PendingNode>& pending) {
-    const std::vector<const Node*> children = children_of(node);
-    std::for_each(children.rbegin(), children.rend(), [&](const Node* child) {
-      pending.push_back({child, scope});
-    });
+    push_children_reversed(node, pending, [scope](const Node& child) { return PendingNode{&child, scope}; });
   }
 
   template <class T>
@@ -381,6 +378,7 @@ class IndexBuilder {
       info.module = alias->name;
       info.alias = alias->asname;
       info.location = node.location;
+      info.statement = &node;
       index_.imports.push_back(std::move(info));
       if (!alias->asname.empty()) {
         import_aliases_[alias->asname] = alias->name;
@@ -397,6 +395,7 @@ class IndexBuilder {
     info.module = node.module;
     info.level = node.level;
     info.location = node.location;
+    info.statement = &node;
     const std::string prefix = std::string(static_cast<std::size_t>(node.level), '.') + node.module;
     for (const auto& alias : node.names) {
       info.names.push_back({alias->name, alias->asname});

@@ -25,6 +25,7 @@ struct ImportInfo {
   std::vector<ImportedName> names;  // from-imports only
   int level = 0;                    // leading dots of a relative import
   SourceLocation location;
+  const Stmt* statement = nullptr;  // the Import or ImportFrom (`import a, b` gives two entries)
 };
 
 // A function decorated with triton.jit (directly, via an alias or an import of `jit`), possibly

@@ -155,8 +155,7 @@ void walk(const Node& root, const std::function<WalkAction(const Node&)>& visito
     if (visitor(*node) == WalkAction::skip_children) {
       continue;
     }
-    const std::vector<const Node*> children = children_of(*node);
-    pending.insert(pending.end(), children.rbegin(), children.rend());
+    push_children_reversed(*node, pending, [](const Node& child) { return &child; });
   }
 }
 

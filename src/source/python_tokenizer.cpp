@@ -553,14 +553,18 @@ class Lexer {
 
   void lex_operator() {
     const std::string_view rest = cursor_.rest();
+    // Comparing first characters before whole operators: most operators are one character.
+    const auto starts_rest = [rest](std::string_view op) {
+      return !rest.empty() && rest.front() == op.front() && rest.starts_with(op);
+    };
     for (const std::string_view op : kThreeCharOperators) {
-      if (rest.starts_with(op)) {
+      if (starts_rest(op)) {
         cursor_.advance(op.size());
         return;
       }
     }
     for (const std::string_view op : kTwoCharOperators) {
-      if (rest.starts_with(op)) {
+      if (starts_rest(op)) {
         cursor_.advance(op.size());
         return;
       }
@@ -905,7 +909,10 @@ class Lexer {
 }  // namespace
 
 bool is_python_keyword(std::string_view word) {
-  return std::find(kKeywords.begin(), kKeywords.end(), word) != kKeywords.end();
+  // The first-character test skips most comparisons: every name token asks this.
+  return !word.empty() && std::any_of(kKeywords.begin(), kKeywords.end(), [word](std::string_view keyword) {
+    return keyword.front() == word.front() && keyword == word;
+  });
 }
 
 std::string_view to_string(TokenKind kind) {

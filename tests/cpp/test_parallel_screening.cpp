@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "schedule/parallel_screening.hpp"
+#include "verify/eval_pipeline.hpp"
+
+namespace kforge::schedule {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kStarter = fs::path(KFORGE_SOURCE_DIR) / "problems" / "starter" / "05_layernorm";
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+EvalJob job(std::size_t index, std::string candidate) {
+  EvalJob job;
+  job.index = index;
+  job.problem = "05_layernorm";
+  job.settings.problem_path = kStarter / "problem.py";
+  job.settings.candidate_path = "<inline>";
+  job.settings.candidate_text = std::move(candidate);
+  return job;
+}
+
+// The honest solution, and variants that extract or the static rules reject, mixed.
+std::vector<EvalJob> mixed_jobs(std::size_t count) {
+  const std::string solution = read(kStarter / "solution.py");
+  std::vector<EvalJob> jobs;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string marker = "\n# " + std::to_string(i) + "\n";
+    switch (i % 4) {
+      case 0:
+        jobs.push_back(job(i, solution + marker));
+        break;
+      case 1:
+        jobs.push_back(job(i, "import subprocess\n" + solution + marker));
+        break;
+      case 2:
+        jobs.push_back(job(i, "no code here" + marker));
+        break;
+      default:
+        jobs.push_back(job(i, solution + "\nexec('import os')" + marker));
+        break;
+    }
+  }
+  return jobs;
+}
+
+// A verdict without its durations, the only fields that differ between two screenings.
+nlohmann::json comparable(const verify::Verdict& verdict) {
+  auto document = verify::to_json(verdict);
+  document.erase("duration_s");
+  for (auto& stage : document["stages"]) {
+    stage.erase("duration_s");
+  }
+  return document;
+}
+
+TEST(ParallelScreening, GivesEachJobTheVerdictScreeningItAloneGives) {
+  ASSERT_TRUE(fs::exists(kStarter / "solution.py"));
+  const auto jobs = mixed_jobs(23);
+  for (const std::size_t threads : {1U, 2U, 8U, 64U}) {
+    const auto screened = screen_in_parallel(jobs, "cpu", threads);
+    ASSERT_EQ(screened.size(), jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      auto settings = jobs[i].settings;
+      settings.device = "cpu";
+      const auto alone = verify::screen(settings);
+      ASSERT_EQ(screened[i].has_value(), alone.has_value()) << "job " << i << " on " << threads << " threads";
+      if (alone) {
+        EXPECT_EQ(comparable(*screened[i]), comparable(*alone)) << "job " << i;
+      }
+    }
+    EXPECT_FALSE(screened[0].has_value()) << "the honest solution goes on to the workers";
+    ASSERT_TRUE(screened[1].has_value() && screened[2].has_value());
+    EXPECT_EQ(verify::to_json(*screened[1])["failed_stage"], "static");
+    EXPECT_EQ(verify::to_json(*screened[2])["failed_stage"], "extract");
+  }
+}
+
+TEST(ParallelScreening, NoJobsGiveNoVerdicts) { EXPECT_TRUE(screen_in_parallel({}, "cpu", 4).empty()); }
+
+TEST(ParallelScreening, AnUnreadableProblemLeavesTheJobToTheFullEvaluation) {
+  auto missing = job(0, "import subprocess\nclass ModelNew:\n    pass\n");
+  missing.settings.problem_path = kStarter / "no-such-problem.py";
+  const auto screened = screen_in_parallel({missing, missing}, "cpu", 2);
+  ASSERT_EQ(screened.size(), 2U);
+  auto settings = missing.settings;
+  settings.device = "cpu";
+  const auto alone = verify::screen(settings);
+  for (const auto& verdict : screened) {
+    ASSERT_EQ(verdict.has_value(), alone.has_value());
+    if (alone) {
+      EXPECT_EQ(comparable(*verdict), comparable(*alone));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kforge::schedule
