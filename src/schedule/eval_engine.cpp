@@ -156,15 +156,15 @@ class EvalEngine::Impl {
       const std::lock_guard lock(mutex_);
       outstanding_ += jobs.size();
     }
-    // Several completions are screened on parallel threads first (an RL group waits for its slowest).
-    std::vector<std::optional<verify::Verdict>> screened;
-    if (options_.screen_first && jobs.size() > 1) {
+    // The completions are screened on parallel threads first (an RL group waits for its slowest).
+    std::vector<std::optional<verify::Verdict>> screened(jobs.size());
+    if (options_.screen_first) {
       screened = screen_in_parallel(jobs, options_.devices.front(), screening_threads());
     }
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       QueuedJob item{std::move(jobs[i]), submission, std::nullopt};
       try {
-        admit(item, i < screened.size() ? &screened[i] : nullptr);
+        admit(item, std::move(screened[i]));
       } catch (const std::exception& error) {  // the job is still answered, so waiters never hang
         const auto& queued = item.job;
         deliver(item, {queued.index, queued.problem, queued.tags, internal_error_verdict(error.what()),
@@ -199,27 +199,22 @@ class EvalEngine::Impl {
   }
 
  private:
-  // Answers the job by screening or from the store when it can, otherwise queues it. Screening comes
-  // first and its verdicts are not stored: recomputing one (about a millisecond, no Python) is cheaper
-  // than hashing the job's files and a store round trip. `screened`: the job's slot from
-  // screen_in_parallel (already screened), or null to screen it here.
   // Threads that screen one submission: the machine's cores, at most 8.
   static std::size_t screening_threads() {
     return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   }
 
-  void admit(QueuedJob& item, std::optional<verify::Verdict>* screened) {
+  // Answers the job with its screening verdict (`screened`, from screen_in_parallel) or from the store
+  // when it can, otherwise queues it. Screening verdicts are not stored: recomputing one (about a
+  // millisecond, no Python) is cheaper than hashing the job's files and a store round trip.
+  void admit(QueuedJob& item, std::optional<verify::Verdict> screened) {
     const auto& device = options_.devices.front();
-    if (options_.screen_first) {
-      auto settings = item.job.settings;
-      settings.device = device;
-      if (auto verdict = screened != nullptr ? std::move(*screened) : verify::screen(settings)) {
-        count([](EngineCounters& counters) { ++counters.screened; });
-        const auto& job = item.job;
-        deliver(item, {job.index, job.problem, job.tags, verify::to_json(*verdict), device, false, 1,
-                       verdict->duration_s});
-        return;
-      }
+    if (screened) {
+      count([](EngineCounters& counters) { ++counters.screened; });
+      const auto& job = item.job;
+      deliver(item, {job.index, job.problem, job.tags, verify::to_json(*screened), device, false, 1,
+                     screened->duration_s});
+      return;
     }
     if (options_.store != nullptr) {
       try {
