@@ -909,7 +909,9 @@ std::vector<std::size_t> NameResolver::callees(const source::Call& call) const {
 }
 
 bool in_module(std::string_view origin, std::string_view module) {
-  return origin.starts_with(module) && (origin.size() == module.size() || origin[module.size()] == '.');
+  // The boundary test first: most candidates fail it without a string comparison.
+  return origin.size() >= module.size() && (origin.size() == module.size() || origin[module.size()] == '.') &&
+         origin.starts_with(module);
 }
 
 bool is_static_origin(std::string_view origin) {

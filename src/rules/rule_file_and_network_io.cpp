@@ -101,6 +101,12 @@ constexpr auto kMembers = std::to_array<std::string_view>({"builtins.open",
                                                            "numpy.lib.npyio",
                                                            "numpy.DataSource"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(kModules, kMembers);
+  return api;
+}
+
 // pathlib methods that touch the file system (Path(...).read_text() and friends).
 constexpr auto kPathMethods = std::to_array<std::string_view>(
     {"read_text", "read_bytes", "write_text",  "write_bytes", "open",    "unlink",  "mkdir",
@@ -143,7 +149,7 @@ class IoChecker {
 
   void run() {
     scan_forbidden_api(
-        context_, names_, {kModules, kMembers},
+        context_, names_, forbidden_api(),
         [this](const ForbiddenImport& import) {
           sink_.add(severity_, import_subject(import) + std::string(kWhy), import.statement->location);
         },

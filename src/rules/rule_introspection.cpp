@@ -21,6 +21,12 @@ constexpr auto kMembers = std::to_array<std::string_view>(
      "traceback.print_stack", "traceback.StackSummary",  "traceback.FrameSummary", "builtins.globals",
      "builtins.breakpoint"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(kModules, kMembers);
+  return api;
+}
+
 // Attributes of frames, tracebacks, generators, functions and code objects: reported whatever the
 // receiver (these names mean nothing else).
 constexpr auto kFrameAttributes = std::to_array<std::string_view>(
@@ -50,7 +56,7 @@ class IntrospectionChecker {
 
   void run() {
     scan_forbidden_api(
-        context_, names_, {kModules, kMembers},
+        context_, names_, forbidden_api(),
         [this](const ForbiddenImport& import) { report(*import.statement, import_subject(import)); },
         [this](const source::Expr& use, const Resolved& resolved) {
           report(use, describe(use, resolved.origin) + " inspects or traces the interpreter");

@@ -19,6 +19,12 @@ constexpr auto kMembers =
                                      "torch.nn.modules.module.register_module_forward_pre_hook",
                                      "torch.nn.modules.module.register_module_full_backward_hook"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(kModules, kMembers);
+  return api;
+}
+
 // setattr-like builtins and their spellings through object/type.
 constexpr auto kAttributeSetters = std::to_array<std::string_view>(
     {"builtins.setattr", "builtins.delattr", "builtins.object.__setattr__", "builtins.object.__delattr__",
@@ -63,7 +69,7 @@ class MonkeypatchChecker {
       return source::WalkAction::visit_children;
     });
     scan_forbidden_api(
-        context_, names_, {kModules, kMembers},
+        context_, names_, forbidden_api(),
         [this](const ForbiddenImport& import) {
           sink_.add(severity_, import_subject(import) + std::string(kWhy), import.statement->location);
         },

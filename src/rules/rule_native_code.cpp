@@ -41,6 +41,12 @@ constexpr auto kExceptions = std::to_array<std::string_view>(
     {"torch.jit.is_scripting", "torch.jit.is_tracing", "torch.jit.ignore", "torch.jit.unused",
      "torch.jit.annotate", "torch.jit.Final", "torch.jit.export"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(kModules, kMembers, kExceptions);
+  return api;
+}
+
 // Methods that load a compiled binary whatever the receiver (Triton's driver utils).
 constexpr auto kLoadMethods = std::to_array<std::string_view>({"load_binary"});
 
@@ -62,7 +68,7 @@ void NativeCodeRule::check(const AnalysisContext& context, std::vector<Finding>&
   const Severity severity = severity_for(context.profile);
   FindingSink sink(kId, findings);
   scan_forbidden_api(
-      context, names, {kModules, kMembers, kExceptions},
+      context, names, forbidden_api(),
       [&](const ForbiddenImport& import) {
         sink.add(severity, import_subject(import) + std::string(kWhy), import.statement->location);
       },

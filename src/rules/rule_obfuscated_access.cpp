@@ -36,6 +36,12 @@ constexpr auto kMembers = std::to_array<std::string_view>({"builtins.eval",
                                                            "operator.attrgetter",
                                                            "operator.methodcaller"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(kModules, kMembers);
+  return api;
+}
+
 // getattr-like builtins whose attribute name decides what is reached.
 constexpr auto kAttributeGetters = std::to_array<std::string_view>({"builtins.getattr", "builtins.hasattr"});
 
@@ -100,7 +106,7 @@ class ObfuscationChecker {
       return source::WalkAction::visit_children;
     });
     scan_forbidden_api(
-        context_, names_, {kModules, kMembers},
+        context_, names_, forbidden_api(),
         [this](const ForbiddenImport& import) {
           sink_.add(severity_, import_subject(import) + std::string(kWhy), import.statement->location);
         },

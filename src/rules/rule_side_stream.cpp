@@ -17,6 +17,12 @@ constexpr auto kMembers = std::to_array<std::string_view>(
      "torch.Stream", "torch.StreamContext", "torch.accelerator.set_stream", "torch.cuda.Event().wait",
      "torch.Event().wait", "torch.cuda.streams.Event().wait"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(std::span<const std::string_view>{}, kMembers);
+  return api;
+}
+
 // Methods that make one stream wait for another: reported whatever the receiver.
 constexpr auto kWaitMethods = std::to_array<std::string_view>({"wait_stream", "wait_event", "record_stream"});
 
@@ -64,7 +70,7 @@ void SideStreamRule::check(const AnalysisContext& context, std::vector<Finding>&
     return source::WalkAction::visit_children;
   });
   scan_forbidden_api(
-      context, names, {{}, kMembers}, [](const ForbiddenImport& /*import*/) {},
+      context, names, forbidden_api(), [](const ForbiddenImport& /*import*/) {},
       [&](const source::Expr& use, const Resolved& resolved) {
         sink.add(severity,
                  describe(use, resolved.origin) + " uses a side stream or a CUDA graph" + std::string(kWhy),

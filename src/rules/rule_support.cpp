@@ -233,17 +233,21 @@ bool in_table(std::span<const std::string_view> table, std::string_view value) {
 
 std::optional<std::string_view> module_match(std::string_view origin,
                                              std::span<const std::string_view> modules) {
-  // The first-character test skips most entries without a string comparison (the hot path of the
-  // forbidden-API scans, which match every reference against tables of dozens of names).
+  // The hot path of the forbidden-API scans, which match every reference against tables of dozens
+  // of names: the entry's length must end at a component boundary of `origin` and its last
+  // character must match before the whole prefix is compared.
   const auto found = std::find_if(modules.begin(), modules.end(), [origin](std::string_view module) {
-    return (origin.empty() || module.empty() || origin.front() == module.front()) &&
-           in_module(origin, module);
+    const std::size_t size = module.size();
+    if (size == 0 || size > origin.size() || (size < origin.size() && origin[size] != '.') ||
+        origin[size - 1] != module.back() || origin.front() != module.front()) {
+      return size == 0 && in_module(origin, module);
+    }
+    return origin.compare(0, size, module) == 0;
   });
   return found == modules.end() ? std::nullopt : std::optional<std::string_view>(*found);
 }
 
-std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index,
-                                               std::span<const std::string_view> modules) {
+std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index, const ModuleTable& modules) {
   std::vector<ForbiddenImport> found;
   const source::Stmt* previous = nullptr;
   for (const source::ImportInfo& info : index.imports) {
@@ -260,17 +264,17 @@ std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index,
     };
     if (const auto* import = source::node_cast<source::Import>(info.statement)) {
       for (const auto& alias : import->names) {
-        if (const auto match = module_match(alias->name, modules)) {
+        if (const auto match = modules.match(alias->name)) {
           add(*match);
         }
       }
     } else if (const auto* import_from = source::node_cast<source::ImportFrom>(info.statement);
                import_from != nullptr && import_from->level == 0) {
-      if (const auto match = module_match(import_from->module, modules)) {
+      if (const auto match = modules.match(import_from->module)) {
         add(*match);
       }
       for (const auto& alias : import_from->names) {
-        if (const auto match = module_match(import_from->module + "." + alias->name, modules)) {
+        if (const auto match = modules.match(import_from->module + "." + alias->name)) {
           add(*match);
         }
       }
@@ -319,14 +323,14 @@ void scan_forbidden_api(const AnalysisContext& context, const NameResolver& name
                                ? *context.references
                                : own.emplace(read_references(context.module, names));
   for (const auto& [expr, resolved] : references) {
-    if (resolved.origin.empty() || module_match(resolved.origin, api.exceptions)) {
+    if (resolved.origin.empty() || api.exceptions.match(resolved.origin)) {
       continue;
     }
     const bool through_reported_import =
-        !resolved.import_origin.empty() && module_match(resolved.import_origin, api.modules);
-    const bool in_member = module_match(resolved.origin, api.members).has_value();
+        !resolved.import_origin.empty() && api.modules.match(resolved.import_origin);
+    const bool in_member = api.members.match(resolved.origin).has_value();
     const bool in_module_reached_otherwise =
-        !resolved.import_origin.empty() && module_match(resolved.origin, api.modules).has_value();
+        !resolved.import_origin.empty() && api.modules.match(resolved.origin).has_value();
     if (!through_reported_import && (in_member || in_module_reached_otherwise)) {
       report_use(*expr, resolved);
     }

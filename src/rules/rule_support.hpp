@@ -12,6 +12,7 @@
 
 #include "rules/analysis_context.hpp"
 #include "rules/finding.hpp"
+#include "rules/module_table.hpp"
 #include "rules/name_resolution.hpp"
 #include "source/python_ast.hpp"
 #include "source/source_location.hpp"
@@ -87,8 +88,7 @@ struct ForbiddenImport {
 // Import statements anywhere in the module that import a module in `modules` (or something
 // inside one): `import a.b`, `import a.b as c`, `from a import b`, `from a.b import c` and
 // `from a import b` where a.b is listed. Relative imports never match.
-std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index,
-                                               std::span<const std::string_view> modules);
+std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index, const ModuleTable& modules);
 
 // "`a`", "`a` and `b`", "`a`, `b` and `c`".
 std::string quoted_list(const std::vector<std::string>& items);
@@ -110,12 +110,17 @@ class FindingSink {
 };
 
 // An API a rule forbids: whole modules, whose import statements are reported (and uses through
-// those imports are not reported again), and members reported at each use.
+// those imports are not reported again), and members reported at each use. A rule builds its
+// ForbiddenApi once (a function-local static): the tables are hashed on construction.
 struct ForbiddenApi {
-  std::span<const std::string_view> modules;
-  std::span<const std::string_view> members;
+  ForbiddenApi(std::span<const std::string_view> module_names, std::span<const std::string_view> member_names,
+               std::span<const std::string_view> exception_names = {})
+      : modules(module_names), members(member_names), exceptions(exception_names) {}
+
+  ModuleTable modules;
+  ModuleTable members;
   // Members of `members`/`modules` that stay allowed (e.g. torch.jit.is_scripting).
-  std::span<const std::string_view> exceptions = {};
+  ModuleTable exceptions;
 };
 
 // A reference that is read (not an assignment target) and is the whole of its expression (see

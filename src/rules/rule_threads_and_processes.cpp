@@ -57,6 +57,12 @@ constexpr auto kMembers = std::to_array<std::string_view>({"os.fork",
                                                            "posix.kill",
                                                            "posix.killpg"});
 
+// The tables hashed once, on first use.
+const ForbiddenApi& forbidden_api() {
+  static const ForbiddenApi api(kModules, kMembers);
+  return api;
+}
+
 constexpr std::string_view kWhy =
     ": threads, processes and signal handlers run work outside the measured forward call (or after it "
     "returns), where timing does not see it and where it can race the output comparison; compute "
@@ -74,7 +80,7 @@ void ThreadsAndProcessesRule::check(const AnalysisContext& context, std::vector<
   const Severity severity = severity_for(context.profile);
   FindingSink sink(kId, findings);
   scan_forbidden_api(
-      context, names, {kModules, kMembers},
+      context, names, forbidden_api(),
       [&](const ForbiddenImport& import) {
         sink.add(severity, import_subject(import) + std::string(kWhy), import.statement->location);
       },

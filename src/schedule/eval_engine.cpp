@@ -159,7 +159,7 @@ class EvalEngine::Impl {
     // The completions are screened on parallel threads first (an RL group waits for its slowest).
     std::vector<std::optional<verify::Verdict>> screened(jobs.size());
     if (options_.screen_first) {
-      screened = screen_in_parallel(jobs, options_.devices.front(), screening_threads());
+      screened = screening_pool_.screen(jobs, options_.devices.front());
     }
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       QueuedJob item{std::move(jobs[i]), submission, std::nullopt};
@@ -199,12 +199,7 @@ class EvalEngine::Impl {
   }
 
  private:
-  // Threads that screen one submission: the machine's cores, at most 8.
-  static std::size_t screening_threads() {
-    return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  }
-
-  // Answers the job with its screening verdict (`screened`, from screen_in_parallel) or from the store
+  // Answers the job with its screening verdict (`screened`, from the screening pool) or from the store
   // when it can, otherwise queues it. Screening verdicts are not stored: recomputing one (about a
   // millisecond, no Python) is cheaper than hashing the job's files and a store round trip.
   void admit(QueuedJob& item, std::optional<verify::Verdict> screened) {
@@ -511,6 +506,8 @@ class EvalEngine::Impl {
   }
 
   SchedulerOptions options_;
+  // Helpers of the submitting threads: a submission is screened on up to one thread per core.
+  ScreeningPool screening_pool_{default_screening_threads() - 1};
   runner::PythonEnvironment python_;
   std::map<std::string, runner::EnvironmentFacts> facts_;
   std::map<std::string, std::unique_ptr<DeviceState>> devices_;

@@ -41,9 +41,13 @@ struct Token {
   SourceLocation end;                        // just past the last character
   std::vector<FStringField> fstring_fields;  // only for f-string tokens
 
-  bool is_op(std::string_view op) const { return kind == TokenKind::op && text == op; }
-  bool is_keyword(std::string_view word) const { return kind == TokenKind::keyword && text == word; }
-  bool is_name(std::string_view word) const { return kind == TokenKind::name && text == word; }
+  // The parser asks these many times per token: the first character decides most of them.
+  bool is_op(std::string_view op) const { return kind == TokenKind::op && same_text(op); }
+  bool is_keyword(std::string_view word) const { return kind == TokenKind::keyword && same_text(word); }
+  bool is_name(std::string_view word) const { return kind == TokenKind::name && same_text(word); }
+  bool same_text(std::string_view word) const {
+    return text.size() == word.size() && (word.empty() || text.front() == word.front()) && text == word;
+  }
 };
 
 struct Comment {

@@ -3,8 +3,10 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "schedule/parallel_screening.hpp"
@@ -106,6 +108,57 @@ TEST(ParallelScreening, AnUnreadableProblemLeavesTheJobToTheFullEvaluation) {
       EXPECT_EQ(comparable(*verdict), comparable(*alone));
     }
   }
+}
+
+// The verdicts of screening each job alone, for comparison.
+std::vector<std::optional<nlohmann::json>> alone(const std::vector<EvalJob>& jobs) {
+  std::vector<std::optional<nlohmann::json>> verdicts;
+  for (const auto& job : jobs) {
+    auto settings = job.settings;
+    settings.device = "cpu";
+    const auto verdict = verify::screen(settings);
+    verdicts.push_back(verdict ? std::optional(comparable(*verdict)) : std::nullopt);
+  }
+  return verdicts;
+}
+
+TEST(ScreeningPool, ConcurrentSubmissionsEachGetTheirOwnVerdictsInOrder) {
+  const auto jobs = mixed_jobs(17);
+  const auto expected = alone(jobs);
+  for (const std::size_t helpers : {0U, 1U, 3U}) {
+    ScreeningPool pool(helpers);
+    // Callers of different sizes at once, several rounds each: batches interleave on the helpers.
+    std::vector<std::vector<std::optional<nlohmann::json>>> got(4);
+    {
+      std::vector<std::jthread> callers;
+      for (std::size_t caller = 0; caller < got.size(); ++caller) {
+        callers.emplace_back([&, caller] {
+          const std::vector<EvalJob> mine(jobs.begin(), jobs.begin() + static_cast<long>(caller * 5 + 1));
+          for (int round = 0; round < 5; ++round) {
+            const auto screened = pool.screen(mine, "cpu");
+            got[caller].clear();
+            for (const auto& verdict : screened) {
+              got[caller].push_back(verdict ? std::optional(comparable(*verdict)) : std::nullopt);
+            }
+          }
+        });
+      }
+    }
+    for (std::size_t caller = 0; caller < got.size(); ++caller) {
+      ASSERT_EQ(got[caller].size(), caller * 5 + 1) << helpers << " helpers";
+      for (std::size_t i = 0; i < got[caller].size(); ++i) {
+        EXPECT_EQ(got[caller][i], expected[i])
+            << "caller " << caller << ", job " << i << ", " << helpers << " helpers";
+      }
+    }
+  }
+}
+
+TEST(ScreeningPool, AnIdlePoolStopsAndAnEmptySubmissionIsAnswered) {
+  ScreeningPool pool(2);
+  EXPECT_TRUE(pool.screen({}, "cpu").empty());
+  EXPECT_GE(default_screening_threads(), 1U);
+  EXPECT_LE(default_screening_threads(), 8U);
 }
 
 }  // namespace
