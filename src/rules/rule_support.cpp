@@ -233,17 +233,9 @@ bool in_table(std::span<const std::string_view> table, std::string_view value) {
 
 std::optional<std::string_view> module_match(std::string_view origin,
                                              std::span<const std::string_view> modules) {
-  // The hot path of the forbidden-API scans, which match every reference against tables of dozens
-  // of names: the entry's length must end at a component boundary of `origin` and its last
-  // character must match before the whole prefix is compared.
-  const auto found = std::find_if(modules.begin(), modules.end(), [origin](std::string_view module) {
-    const std::size_t size = module.size();
-    if (size == 0 || size > origin.size() || (size < origin.size() && origin[size] != '.') ||
-        origin[size - 1] != module.back() || origin.front() != module.front()) {
-      return size == 0 && in_module(origin, module);
-    }
-    return origin.compare(0, size, module) == 0;
-  });
+  // A pass over the table: for the small tables of single rules (the forbidden-API scans use ModuleTable).
+  const auto found = std::find_if(modules.begin(), modules.end(),
+                                  [origin](std::string_view module) { return in_module(origin, module); });
   return found == modules.end() ? std::nullopt : std::optional<std::string_view>(*found);
 }
 

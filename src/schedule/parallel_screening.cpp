@@ -113,8 +113,8 @@ std::size_t default_screening_threads() {
 std::vector<std::optional<verify::Verdict>> screen_in_parallel(const std::vector<EvalJob>& jobs,
                                                                const std::string& device,
                                                                std::size_t threads) {
-  ScreeningPool pool(std::min(threads, jobs.size()) -
-                     std::min<std::size_t>(1, std::min(threads, jobs.size())));
+  const std::size_t used = std::min(threads, jobs.size());
+  ScreeningPool pool(used > 0 ? used - 1 : 0);
   return pool.screen(jobs, device);
 }
 
