@@ -800,6 +800,8 @@ class LoadPlanner:
         weights = {**ORDINARY_WEIGHTS, **HOSTILE_WEIGHTS}
         for name in self.args.exclude:
             weights.pop(name, None)
+        if self.args.only:
+            weights = {name: share for name, share in weights.items() if name in self.args.only}
         cases, shares = list(weights), list(weights.values())
         plan: list[Planned] = []
         for index in range(self.args.requests):
@@ -2171,6 +2173,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave a request case out of the mix (repeat), e.g. wrong-type-flag",
     )
     load.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="CASE",
+        help="send only these request cases (repeat), e.g. --only static-reject",
+    )
+    load.add_argument(
         "--rss-limit-mib",
         type=float,
         default=1024.0,
@@ -2212,9 +2221,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.device is None:
         args.device = "cpu" if args.mode == "load" else "auto"
-    unknown = set(args.exclude) - set(ORDINARY_WEIGHTS) - set(HOSTILE_WEIGHTS)
-    if unknown:
-        raise SystemExit(f"--exclude: unknown case(s) {sorted(unknown)}")
+    for option in ("exclude", "only"):
+        unknown = set(getattr(args, option)) - set(ORDINARY_WEIGHTS) - set(HOSTILE_WEIGHTS)
+        if unknown:
+            raise SystemExit(f"--{option}: unknown case(s) {sorted(unknown)}")
     folder = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="kforge-serve-load-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <utility>  // before Boost: its awaitable.hpp uses std::exchange without including it
+
 // clang-format off
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -13,6 +14,8 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include "serve/thread_allocator_cache.hpp"
 
 namespace kforge::serve {
 namespace {
@@ -136,6 +139,7 @@ class Session : public std::enable_shared_from_this<Session> {
       } catch (...) {
         response = json_error(500, "internal", "the handler failed");
       }
+      release_thread_allocator_cache();
       asio::post(self->stream_.get_executor(), [self, response = std::move(response), keep_alive]() mutable {
         self->send(std::move(response), keep_alive, true);
       });

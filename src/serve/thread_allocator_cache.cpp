@@ -1,0 +1,17 @@
+#include "serve/thread_allocator_cache.hpp"
+
+#include <cstddef>
+
+// jemalloc's control interface; weak, so it is null when jemalloc is not linked in.
+extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen)
+    __attribute__((weak));
+
+namespace kforge::serve {
+
+void release_thread_allocator_cache() noexcept {
+  if (mallctl != nullptr) {
+    mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
+  }
+}
+
+}  // namespace kforge::serve
