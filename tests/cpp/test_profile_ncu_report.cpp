@@ -1,25 +1,17 @@
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "profile/ncu_report.hpp"
+#include "test_profile_fixtures.hpp"
 
 namespace kforge::profile {
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream file(std::string(KFORGE_SOURCE_DIR) + "/tests/data/ncu/" + name);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // Captured on an H100 with `ncu --clock-control none --print-units base --csv --page raw` (bench/roofline).
 TEST(NcuReport, ReadsEveryLaunchOfARealProfile) {
-  const auto kernels = parse_ncu_raw_csv(fixture("gelu_tanh_raw.csv"));
+  const auto kernels = parse_ncu_raw_csv(ncu_fixture("gelu_tanh_raw.csv"));
   ASSERT_EQ(kernels.size(), 3U);
   const NcuKernel& first = kernels.front();
   EXPECT_EQ(first.name, "gelu_tanh_kernel");

@@ -1,24 +1,18 @@
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "profile/roofline.hpp"
+#include "test_profile_fixtures.hpp"
 
 namespace kforge::profile {
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream file(std::string(KFORGE_SOURCE_DIR) + "/tests/data/ncu/" + name);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+RooflineCeilings h100() {
+  return ceilings_from_json(nlohmann::json::parse(ncu_fixture("h100_ceilings.json")));
 }
-
-RooflineCeilings h100() { return ceilings_from_json(nlohmann::json::parse(fixture("h100_ceilings.json"))); }
 
 TEST(Roofline, ReadsTheMeasuredCeilings) {
   const auto ceilings = h100();
@@ -30,7 +24,7 @@ TEST(Roofline, ReadsTheMeasuredCeilings) {
 }
 
 TEST(Roofline, AnElementwiseKernelNearTheCopyBandwidthIsMemoryBound) {
-  const auto kernels = parse_ncu_raw_csv(fixture("gelu_tanh_raw.csv"));
+  const auto kernels = parse_ncu_raw_csv(ncu_fixture("gelu_tanh_raw.csv"));
   const KernelWork work = work_from_ncu(kernels.front());
   EXPECT_EQ(work.path, MathPath::cuda_core_fp32);
   // 2·FFMA + FADD + FMUL thread instructions, as ncu counted them.
@@ -45,7 +39,7 @@ TEST(Roofline, AnElementwiseKernelNearTheCopyBandwidthIsMemoryBound) {
 }
 
 TEST(Roofline, ABf16BatchedMatmulUsesTheTensorCoreCeiling) {
-  const auto kernels = parse_ncu_raw_csv(fixture("bmm_bf16_raw.csv"));
+  const auto kernels = parse_ncu_raw_csv(ncu_fixture("bmm_bf16_raw.csv"));
   const KernelWork work = work_from_ncu(kernels.front());
   EXPECT_EQ(work.path, MathPath::tensor_bf16);
   EXPECT_DOUBLE_EQ(work.flops, 2.0 * 32 * 1024 * 1024 * 1024);  // 2·B·M·N·K
