@@ -2,14 +2,13 @@
 
 #include <cstddef>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "schedule/parallel_screening.hpp"
+#include "test_file_text.hpp"
 #include "verify/eval_pipeline.hpp"
 
 namespace kforge::schedule {
@@ -18,13 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kStarter = fs::path(KFORGE_SOURCE_DIR) / "problems" / "starter" / "05_layernorm";
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 EvalJob job(std::size_t index, std::string candidate) {
   EvalJob job;
@@ -38,7 +30,7 @@ EvalJob job(std::size_t index, std::string candidate) {
 
 // The honest solution, and variants that extract or the static rules reject, mixed.
 std::vector<EvalJob> mixed_jobs(std::size_t count) {
-  const std::string solution = read(kStarter / "solution.py");
+  const std::string solution = test_support::file_text(kStarter / "solution.py");
   std::vector<EvalJob> jobs;
   for (std::size_t i = 0; i < count; ++i) {
     const std::string marker = "\n# " + std::to_string(i) + "\n";

@@ -4,10 +4,12 @@
 #include <string>
 
 #include "profile/ncu_report.hpp"
-#include "test_profile_fixtures.hpp"
+#include "test_file_text.hpp"
 
 namespace kforge::profile {
 namespace {
+
+using test_support::ncu_fixture;
 
 // Captured on an H100 with `ncu --clock-control none --print-units base --csv --page raw` (bench/roofline).
 TEST(NcuReport, ReadsEveryLaunchOfARealProfile) {

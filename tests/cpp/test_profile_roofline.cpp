@@ -5,10 +5,12 @@
 #include <string>
 
 #include "profile/roofline.hpp"
-#include "test_profile_fixtures.hpp"
+#include "test_file_text.hpp"
 
 namespace kforge::profile {
 namespace {
+
+using test_support::ncu_fixture;
 
 RooflineCeilings h100() {
   return ceilings_from_json(nlohmann::json::parse(ncu_fixture("h100_ceilings.json")));

@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "rules/static_analysis.hpp"
 #include "source/code_extraction.hpp"
+#include "test_file_text.hpp"
 
 // Honest code must pass static analysis under the strict profile: the reference solutions of
 // every problem, the honest candidates of tests/candidates and every file of tests/corpus/honest/
@@ -22,16 +21,9 @@ namespace fs = std::filesystem;
 
 const fs::path kRepository{KFORGE_SOURCE_DIR};
 
-std::string read_text(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // Every reject finding (and a syntax error) of `candidate`, as readable lines; empty when clean.
 std::vector<std::string> rejections(const fs::path& candidate, const std::string& problem_source) {
-  const source::ExtractionResult extracted = source::extract_code(read_text(candidate));
+  const source::ExtractionResult extracted = source::extract_code(test_support::file_text(candidate));
   if (!extracted.ok()) {
     return {"no code extracted: " + extracted.error};
   }
@@ -64,7 +56,7 @@ std::string problem_source_of(const std::string& problem) {
   for (const fs::path& path : {kRepository / "problems" / problem / "problem.py",
                                kRepository / "problems" / problem, kRepository / problem}) {
     if (fs::is_regular_file(path)) {
-      return read_text(path);
+      return test_support::file_text(path);
     }
   }
   return {};
@@ -78,7 +70,8 @@ std::map<std::string, std::string> corpus_problems(const fs::path& corpus) {
   if (!fs::is_regular_file(manifest_path)) {
     return problems;
   }
-  const nlohmann::json manifest = nlohmann::json::parse(read_text(manifest_path), nullptr, false);
+  const nlohmann::json manifest =
+      nlohmann::json::parse(test_support::file_text(manifest_path), nullptr, false);
   const nlohmann::json* entries = &manifest;
   if (manifest.is_object()) {
     for (const char* key : {"entries", "cases", "candidates"}) {
@@ -118,7 +111,7 @@ TEST(HonestSources, ReferenceSolutionsOfEveryProblem) {
   for (const fs::path& problem : solutions) {
     const fs::path problem_file = problem / "problem.py";
     expect_accepted(problem / "solution.py",
-                    fs::is_regular_file(problem_file) ? read_text(problem_file) : "");
+                    fs::is_regular_file(problem_file) ? test_support::file_text(problem_file) : "");
   }
 }
 
