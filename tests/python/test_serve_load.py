@@ -21,18 +21,15 @@ BENCH = REPO / "bench" / "serve_load" / "serve_load.py"
 PROBLEM = (REPO / "problems" / "starter" / "01_scaled_add" / "problem.py").read_text()
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("serve-load")
+def run_bench(folder: Path, *load_args: str, timeout: float) -> dict[str, Any]:
+    """Runs `serve_load.py load` against a fresh CPU service; its JSON report, with its output."""
     out = folder / "report.json"
     command = [
         sys.executable, str(BENCH), "load", "--kforge", str(kforge_binary()),
         "--python", str(REPO / ".venv" / "bin" / "python"), "--device", "cpu", "--timeout", "5",
-        "--requests", "600", "--rate", "200", "--real", "1", "--hangs", "2", "--crashes", "2", "--forks", "1",
-        "--fork-processes", "16", "--flood", "520", "--jobs-deadline", "90",
-        "--workdir", str(folder / "work"), "--json-out", str(out),
+        *load_args, "--workdir", str(folder / "work"), "--json-out", str(out),
     ]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, timeout=240, check=False)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
     if not out.exists():
         pytest.fail(
             f"the benchmark wrote no report (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
@@ -40,6 +37,16 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(out.read_text())
     document["_output"] = result.stdout + result.stderr
     return document
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return run_bench(
+        tmp_path_factory.mktemp("serve-load"),
+        "--requests", "600", "--rate", "200", "--real", "1", "--hangs", "2", "--crashes", "2", "--forks", "1",
+        "--fork-processes", "16", "--flood", "520", "--jobs-deadline", "90",
+        timeout=240,
+    )  # fmt: skip
 
 
 def test_every_request_is_answered_with_a_status_and_json(report: dict[str, Any]) -> None:
@@ -89,17 +96,12 @@ def test_handler_threads_do_not_each_keep_freed_memory(tmp_path: Path) -> None:
     per-thread caches are released after each request, so the service stays near its working set
     (about 70 MiB here) instead of growing with every thread that served a request (200 MiB and
     more with jemalloc's caches kept)."""
-    out = tmp_path / "report.json"
-    command = [
-        sys.executable, str(BENCH), "load", "--kforge", str(kforge_binary()),
-        "--python", str(REPO / ".venv" / "bin" / "python"), "--device", "cpu", "--timeout", "5",
+    report = run_bench(
+        tmp_path,
         "--requests", "1000", "--rate", "200", "--only", "static-reject", "--real", "0", "--hangs", "0",
         "--crashes", "0", "--forks", "0", "--flood", "0", "--rss-limit-mib", "4096",
-        "--workdir", str(tmp_path / "work"), "--json-out", str(out),
-    ]  # fmt: skip
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert out.exists(), f"no report (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
-    report = json.loads(out.read_text())
-    assert report["requests"]["all"]["answered"] == 1000, result.stdout
+        timeout=120,
+    )  # fmt: skip
+    assert report["requests"]["all"]["answered"] == 1000, report["_output"]
     assert report["categories"]["static-reject"]["sent"] == 1000
     assert report["memory"]["service_mib"]["peak"] < 140, report["memory"]
