@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <utility>  // before Boost: its awaitable.hpp uses std::exchange without including it
-
 // clang-format off
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
