@@ -5,11 +5,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "data/prompt_dataset.hpp"
 #include "runner/command_output.hpp"
 #include "runner/python_environment.hpp"
+#include "source/text_file.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -41,13 +41,11 @@ constexpr const char* kParquetScript =
     "pq.write_table(pa.Table.from_pylist(rows), sys.argv[2])\n";
 
 std::string read_text(const std::string& file, const char* what) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error(fmt::format("{} {}: cannot read the file", what, file));
+  try {
+    return source::read_text_file(file);
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error(fmt::format("{}: {}", what, error.what()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 bool wants_parquet(const PromptsOptions& options) {

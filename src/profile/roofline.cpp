@@ -17,7 +17,7 @@ double required(const nlohmann::json& document, const nlohmann::json::json_point
   if (!document.contains(pointer) || !document.at(pointer).is_number()) {
     throw std::runtime_error(
         fmt::format("roofline ceilings: expected a number at {} (the JSON that "
-                    "bench/roofline/ceilings.py writes)",
+                    "python -m kforge.worker.ceilings writes)",
                     pointer.to_string()));
   }
   return document.at(pointer).get<double>();
@@ -74,6 +74,15 @@ RooflineCeilings ceilings_from_json(const nlohmann::json& document) {
   ceilings.fp16_flop_per_s = required(document, pointer("/matmul/fp16/flop_per_s"));
   ceilings.bf16_flop_per_s = required(document, pointer("/matmul/bf16/flop_per_s"));
   return ceilings;
+}
+
+nlohmann::json to_json(const RooflineCeilings& ceilings) {
+  return {{"device", ceilings.device},
+          {"dram_bytes_per_s", ceilings.dram_bytes_per_s},
+          {"fp32_flop_per_s", ceilings.fp32_flop_per_s},
+          {"tf32_flop_per_s", ceilings.tf32_flop_per_s},
+          {"fp16_flop_per_s", ceilings.fp16_flop_per_s},
+          {"bf16_flop_per_s", ceilings.bf16_flop_per_s}};
 }
 
 std::string_view ncu_metric_list() {

@@ -12,7 +12,7 @@ namespace kforge::profile {
 // Which unit does a kernel's arithmetic: the CUDA cores in fp32, or the tensor cores per input type.
 enum class MathPath { cuda_core_fp32, tensor_tf32, tensor_fp16, tensor_bf16 };
 
-// The measured ceilings of one GPU, as bench/roofline/ceilings.py writes them: a large device copy
+// The measured ceilings of one GPU, as kforge.worker.ceilings writes them: a large device copy
 // for DRAM bandwidth, a large matrix product per data type for the arithmetic rates.
 struct RooflineCeilings {
   std::string device;
@@ -25,7 +25,9 @@ struct RooflineCeilings {
   [[nodiscard]] double flop_per_s(MathPath path) const;
 };
 
-// Reads ceilings.py's JSON; throws std::runtime_error naming the missing field.
+nlohmann::json to_json(const RooflineCeilings& ceilings);
+
+// Reads that JSON; throws std::runtime_error naming the missing field.
 RooflineCeilings ceilings_from_json(const nlohmann::json& document);
 
 // What one kernel launch did, from its profile.

@@ -99,4 +99,26 @@ WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::f
   return launch;
 }
 
+WorkerLaunch make_program_launch(const std::string& module, const PythonEnvironment& python,
+                                 const std::filesystem::path& scratch, const std::vector<std::string>& wrapper,
+                                 const std::vector<std::string>& arguments) {
+  const auto private_dir = scratch / module;
+  WorkerLaunch launch = python_worker(module, python, private_dir);
+  launch.arguments.insert(launch.arguments.end(), arguments.begin(), arguments.end());
+  if (!wrapper.empty()) {
+    std::vector<std::string> wrapped(wrapper.begin() + 1, wrapper.end());
+    wrapped.push_back(python.interpreter.string());
+    wrapped.insert(wrapped.end(), launch.arguments.begin(), launch.arguments.end());
+    launch.executable = wrapper.front();
+    launch.arguments = std::move(wrapped);
+  }
+  pass_through(launch, kCandidatePassedThrough, false);
+  launch.environment.emplace_back("HOME", private_dir.string());
+  launch.environment.emplace_back("LANG", "C.UTF-8");
+  launch.environment.emplace_back("PYTHONNOUSERSITE", "1");
+  launch.environment.emplace_back("PYTHONSAFEPATH", "1");
+  add_worker_variables(launch, python, private_dir, false);
+  return launch;
+}
+
 }  // namespace kforge::runner

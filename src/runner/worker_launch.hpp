@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "runner/candidate_sandbox.hpp"
 #include "runner/python_environment.hpp"
@@ -25,5 +26,14 @@ WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python
 // nothing of the user's but what Python, CUDA and Triton need; HOME and TMPDIR are its private folder.
 WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::filesystem::path& scratch,
                                    bool cpu_device, const CandidateSandboxContext& context);
+
+// A worker module run once as a program, `python -m kforge.worker.MODULE ARGUMENTS`, behind `wrapper`
+// (Nsight Compute and its flags) when that is not empty: the profile target and the ceilings
+// measurement. The candidate's scrubbed environment and a private folder, but not its sandbox: ncu
+// injects into the process it profiles, which Landlock and seccomp would stop. The profile target only
+// runs candidates the verdict pipeline accepted (docs/threat-model.md).
+WorkerLaunch make_program_launch(const std::string& module, const PythonEnvironment& python,
+                                 const std::filesystem::path& scratch, const std::vector<std::string>& wrapper,
+                                 const std::vector<std::string>& arguments);
 
 }  // namespace kforge::runner

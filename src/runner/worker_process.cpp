@@ -407,6 +407,40 @@ WorkerFailure WorkerProcess::reap_after_eof() {
   if (done == 0) {
     return kill_and_reap(WorkerFailureKind::exited, "the worker closed its reply pipe but did not exit");
   }
+  return exit_status(status);
+}
+
+WorkerFailure WorkerProcess::run_to_exit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) {
+    return WorkerFailure{WorkerFailureKind::exited, "the process is no longer running", -1, 0};
+  }
+  close_fd(request_fd_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
+  int status = 0;
+  while (waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return kill_and_reap(
+          WorkerFailureKind::timeout,
+          fmt::format("did not finish within {:.0f} s", std::chrono::duration<double>(timeout).count()));
+    }
+    if (watchdog_ && std::chrono::steady_clock::now() >= next_memory_check) {
+      next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
+      if (auto over_limit = enforce_memory_limit()) {
+        return *over_limit;
+      }
+    }
+    pollfd entry{log_fd_, POLLIN, 0};
+    if (log_fd_ < 0 || poll(&entry, 1, 50) <= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(log_fd_ < 0 ? 50 : 0));
+      continue;
+    }
+    drain_log(false);
+  }
+  return exit_status(status);
+}
+
+WorkerFailure WorkerProcess::exit_status(int status) {
   kill(-pid_, SIGKILL);  // anything it left behind in its group
   pid_ = -1;
   reap_group_leftovers();

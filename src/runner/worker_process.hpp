@@ -72,6 +72,11 @@ class WorkerProcess {
   WorkerReply call_passing(const nlohmann::json& request, const std::vector<int>& fds,
                            std::chrono::milliseconds timeout);
 
+  // For a program that does its work without the protocol (run once, result in a file): closes its
+  // input and waits for it to exit, killing the group at the deadline. An exit status of 0 comes back
+  // as kind `exited` with exit_code 0.
+  WorkerFailure run_to_exit(std::chrono::milliseconds timeout);
+
   void suspend() const;  // SIGSTOP the group, e.g. while the other side is being timed
   void resume() const;   // SIGCONT
   void stop();           // close its input, give it a moment, then kill the group and reap
@@ -88,6 +93,7 @@ class WorkerProcess {
   void drain_log(bool until_eof);
   void append_log(const char* data, std::size_t size);
   WorkerFailure reap_after_eof();
+  WorkerFailure exit_status(int status);  // reaps what is left of the group; status from waitpid
   WorkerFailure kill_and_reap(WorkerFailureKind kind, std::string message);
   std::optional<WorkerFailure> enforce_memory_limit();
   void close_fds();

@@ -1,25 +1,14 @@
 #include "schedule/evaluation_identity.hpp"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "runner/environment_variable.hpp"
+#include "source/text_file.hpp"
 #include "store/content_hash.hpp"
 
 namespace kforge::schedule {
 namespace {
-
-std::string file_text(const std::filesystem::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    throw std::runtime_error("cannot read " + path.string());
-  }
-  std::ostringstream text;
-  text << stream.rdbuf();
-  return text.str();
-}
 
 nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
@@ -30,7 +19,7 @@ nlohmann::json optional_number(const std::optional<double>& value) {
 store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settings,
                                               const runner::EnvironmentFacts& facts) {
   const std::string candidate =
-      settings.candidate_text ? *settings.candidate_text : file_text(settings.candidate_path);
+      settings.candidate_text ? *settings.candidate_text : source::read_text_file(settings.candidate_path);
   nlohmann::json relevant = {{"device_kind", facts.gpu == "cpu" ? "cpu" : "cuda"},
                              {"trials", settings.trials},
                              {"seed", settings.seed},
@@ -47,13 +36,13 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
                              {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
                              {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
                              {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")}};
-  return {store::sha256_hex(file_text(settings.problem_path)), store::sha256_hex(candidate), facts.gpu,
+  return {store::sha256_hex(source::read_text_file(settings.problem_path)), store::sha256_hex(candidate), facts.gpu,
           facts.versions, std::move(relevant)};
 }
 
 store::BaselineIdentity baseline_identity(const verify::EvalSettings& settings,
                                           const runner::EnvironmentFacts& facts) {
-  return {store::sha256_hex(file_text(settings.problem_path)),
+  return {store::sha256_hex(source::read_text_file(settings.problem_path)),
           facts.gpu,
           facts.versions,
           {{"small", settings.small}, {"sizes", settings.sizes}, {"seed", settings.seed}},

@@ -55,6 +55,26 @@ TEST(WorkerProcess, TimeoutKillsAndReapsTheWholeGroup) {
   EXPECT_TRUE(group_vanishes(pid)) << "the background sleep of the group must be gone too";
 }
 
+TEST(WorkerProcess, RunToExitGivesTheExitStatusAndKeepsTheLog) {
+  auto done = WorkerProcess::start(shell_worker("echo working; exit 3"));
+  const auto ended = done.run_to_exit(5s);
+  EXPECT_EQ(ended.kind, WorkerFailureKind::exited);
+  EXPECT_EQ(ended.exit_code, 3);
+  EXPECT_NE(done.log_tail().find("working"), std::string::npos);
+  EXPECT_FALSE(done.running());
+  auto clean = WorkerProcess::start(shell_worker("exit 0"));
+  EXPECT_EQ(clean.run_to_exit(5s).exit_code, 0);
+}
+
+TEST(WorkerProcess, RunToExitKillsTheGroupAtTheDeadline) {
+  auto worker = WorkerProcess::start(shell_worker("sleep 60 & sleep 60"));
+  const pid_t pid = worker.pid();
+  const auto ended = worker.run_to_exit(300ms);
+  EXPECT_EQ(ended.kind, WorkerFailureKind::timeout);
+  EXPECT_FALSE(worker.running());
+  EXPECT_TRUE(group_vanishes(pid));
+}
+
 TEST(WorkerProcess, CrashReportsTheSignal) {
   auto worker = WorkerProcess::start(shell_worker("read -r line <&3; kill -SEGV $$"));
   auto reply = worker.call({{"op", "crash"}}, 5s);

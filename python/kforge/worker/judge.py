@@ -59,7 +59,7 @@ class JudgeState:
     compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
 
 
-def _apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, Any]) -> dict[str, Any]:
+def apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, Any]) -> dict[str, Any]:
     """Set module-level size constants before get_inputs/get_init_inputs read them."""
     applied: dict[str, Any] = {}
     if small:
@@ -139,7 +139,7 @@ class Judge:
                     f"the problem file defines no {name}; KernelBench format needs "
                     "class Model, get_inputs() and get_init_inputs()",
                 )
-        sizes = _apply_size_overrides(problem, bool(request.get("small")), dict(request.get("sizes", {})))
+        sizes = apply_size_overrides(problem, bool(request.get("small")), dict(request.get("sizes", {})))
         seed = int(request["seed"])
         try:
             init_inputs = list(problem.get_init_inputs())

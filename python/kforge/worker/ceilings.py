@@ -1,8 +1,9 @@
-"""Measures this GPU's roofline ceilings: DRAM copy bandwidth and dense matmul rates per dtype.
+"""Measures a GPU's roofline ceilings: DRAM copy bandwidth and dense matmul rates per dtype.
 
-The numbers kforge's profiler places kernels against (docs/profile.md). Random data (never zeros:
-the memory system compresses them), CUDA events, the median of 20 timed repeats after 5 warm-ups,
-every launch checked by synchronising. Prints JSON; `--out FILE` writes it too.
+The numbers `kforge profile` places kernels against (docs/profile.md); it runs this once per GPU model
+and keeps the result. Random data (never zeros: the memory system compresses them), CUDA events, the
+median of 20 timed repeats after 5 warm-ups, every launch checked by synchronising. Prints JSON;
+`--out FILE` writes it too. Run as `python -m kforge.worker.ceilings [--device cuda:N]`.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def matmul_rate(dtype: torch.dtype, size: int, tf32: bool = False) -> dict[str, 
 
 
 def measure(gib: float, size: int) -> dict[str, Any]:
-    props = torch.cuda.get_device_properties(0)
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
     return {
         "device": props.name,
         "sm_count": props.multi_processor_count,
@@ -78,10 +79,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--gib", type=float, default=2.0, help="copy size in GiB (default 2)")
     parser.add_argument("--size", type=int, default=8192, help="square matmul size (default 8192)")
+    parser.add_argument("--device", default="cuda:0", help="the GPU to measure (default cuda:0)")
     parser.add_argument("--out", help="also write the JSON here")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("ceilings: no CUDA device; the roofline needs a GPU", file=sys.stderr)
+        return 2
+    try:
+        torch.cuda.set_device(torch.device(args.device))
+    except (RuntimeError, ValueError) as error:
+        print(f"ceilings: cannot use device {args.device!r}: {error}", file=sys.stderr)
         return 2
     result = measure(args.gib, args.size)
     text = json.dumps(result, indent=2)
