@@ -35,12 +35,14 @@ void choose_ncu(const ProfileOptions& options, profile::ProfileRunSettings& run)
     run.ncu_missing = "--no-ncu was given";
     return;
   }
-  run.ncu = profile::find_ncu(options.ncu.empty() ? std::nullopt : std::optional<std::filesystem::path>(options.ncu));
+  run.ncu = profile::find_ncu(options.ncu.empty() ? std::nullopt
+                                                  : std::optional<std::filesystem::path>(options.ncu));
   if (!run.ncu) {
-    run.ncu_missing = options.ncu.empty()
-                          ? "ncu was not found ($KFORGE_NCU, PATH, /usr/local/cuda/bin); install Nsight Compute or "
-                            "pass --ncu PATH"
-                          : fmt::format("--ncu {} is not an executable file", options.ncu);
+    run.ncu_missing =
+        options.ncu.empty()
+            ? "ncu was not found ($KFORGE_NCU, PATH, /usr/local/cuda/bin); install Nsight Compute or "
+              "pass --ncu PATH"
+            : fmt::format("--ncu {} is not an executable file", options.ncu);
   }
 }
 
@@ -84,9 +86,10 @@ nlohmann::json profile_document(const ProfileOptions& options, const nlohmann::j
   document["kernels"] = body["kernels"];
   document["fraction_of_roofline"] = body["fraction_of_roofline"];
   document["notes"] = body["notes"];
-  document["ncu"] = {{"used", evidence.ncu.has_value()},
-                     {"path", run.ncu ? nlohmann::json(run.ncu->string()) : nlohmann::json(nullptr)},
-                     {"reason", evidence.ncu ? nlohmann::json(nullptr) : nlohmann::json(evidence.ncu_unavailable)}};
+  document["ncu"] = {
+      {"used", evidence.ncu.has_value()},
+      {"path", run.ncu ? nlohmann::json(run.ncu->string()) : nlohmann::json(nullptr)},
+      {"reason", evidence.ncu ? nlohmann::json(nullptr) : nlohmann::json(evidence.ncu_unavailable)}};
   if (evidence.ceilings) {
     document["ceilings"] = profile::to_json(*evidence.ceilings);
   }
@@ -111,8 +114,9 @@ int run_profile(ProfileOptions& options) {
   if (outcome != "accepted") {
     std::cout << (options.json ? verdict.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                                : report::render_terminal(verdict, false));
-    std::cerr << "kforge profile: only an accepted candidate is profiled (a wrong or dishonest kernel's speed "
-                 "means nothing); fix what the verdict says first\n";
+    std::cerr
+        << "kforge profile: only an accepted candidate is profiled (a wrong or dishonest kernel's speed "
+           "means nothing); fix what the verdict says first\n";
     return outcome == "rejected" ? 1 : 2;
   }
   const auto document = profile_document(options, verdict);
@@ -130,31 +134,47 @@ std::function<int()> add_profile_command(CLI::App& app) {
   auto options = std::make_shared<ProfileOptions>();
   auto& settings = options->settings;
   auto* command = app.add_subcommand(
-      "profile", "Verify a candidate, then profile its kernels: Nsight Compute, Triton's compiled-kernel facts, "
-                 "the roofline of this GPU and a diagnosis (docs/profile.md)");
-  command->add_option("--problem,-p", settings.problem_path, "problem file (Model, get_inputs, get_init_inputs)")
+      "profile",
+      "Verify a candidate, then profile its kernels: Nsight Compute, Triton's compiled-kernel facts, "
+      "the roofline of this GPU and a diagnosis (docs/profile.md)");
+  command
+      ->add_option("--problem,-p", settings.problem_path, "problem file (Model, get_inputs, get_init_inputs)")
       ->required();
-  command->add_option("--candidate,-c", settings.candidate_path, "candidate file (class ModelNew) or an LLM response")
+  command
+      ->add_option("--candidate,-c", settings.candidate_path,
+                   "candidate file (class ModelNew) or an LLM response")
       ->required();
-  command->add_option("--device,-d", settings.device, "auto (GPU if present), cpu, or cuda:N")->capture_default_str();
-  command->add_option("--ncu", options->ncu, "Nsight Compute executable (default: $KFORGE_NCU, ncu on PATH, "
-                                             "/usr/local/cuda/bin/ncu)");
-  command->add_flag("--no-ncu", options->no_ncu, "timing and compiled-kernel facts only, without Nsight Compute");
-  command->add_option("--ceilings", options->ceilings,
-                      "roofline ceilings JSON (python -m kforge.worker.ceilings); default: measured once per GPU "
-                      "model and kept beside the result store");
+  command->add_option("--device,-d", settings.device, "auto (GPU if present), cpu, or cuda:N")
+      ->capture_default_str();
+  command->add_option("--ncu", options->ncu,
+                      "Nsight Compute executable (default: $KFORGE_NCU, ncu on PATH, "
+                      "/usr/local/cuda/bin/ncu)");
+  command->add_flag("--no-ncu", options->no_ncu,
+                    "timing and compiled-kernel facts only, without Nsight Compute");
+  command->add_option(
+      "--ceilings", options->ceilings,
+      "roofline ceilings JSON (python -m kforge.worker.ceilings); default: measured once per GPU "
+      "model and kept beside the result store");
   command->add_flag("--json", options->json, "print the JSON profile instead of the table");
   command->add_option("--output,-o", options->output, "also write the JSON profile to this file");
-  command->add_option("--seed", settings.seed, "seed of model construction and inputs")->capture_default_str();
+  command->add_option("--seed", settings.seed, "seed of model construction and inputs")
+      ->capture_default_str();
   command->add_flag("--small", settings.small, "use the problem's KFORGE_SMALL sizes");
-  command->add_option("--size", options->sizes, "override a module-level size constant: NAME=VALUE")->take_all();
-  command->add_option("--timeout", settings.timeout_s, "seconds allowed for each call into a worker while verifying")
+  command->add_option("--size", options->sizes, "override a module-level size constant: NAME=VALUE")
+      ->take_all();
+  command
+      ->add_option("--timeout", settings.timeout_s,
+                   "seconds allowed for each call into a worker while verifying")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most while verifying")
+  command
+      ->add_option("--time-budget", settings.timing.time_budget_s,
+                   "seconds of timing at most while verifying")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command->add_option("--profile-timeout", options->run_timeout_s, "seconds allowed for the profiled run under ncu")
+  command
+      ->add_option("--profile-timeout", options->run_timeout_s,
+                   "seconds allowed for the profiled run under ncu")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_option("--python", options->python, "Python interpreter with torch and triton");

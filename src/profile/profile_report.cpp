@@ -74,8 +74,8 @@ void add_sass_findings(const TritonKernelFacts& facts, const std::optional<Roofl
     return;
   }
   const auto& sass = *facts.sass;
-  const bool memory_matters = !position || position->bound == KernelBound::memory ||
-                              position->bound == KernelBound::latency;
+  const bool memory_matters =
+      !position || position->bound == KernelBound::memory || position->bound == KernelBound::latency;
   if (memory_matters && sass.global_loads > 0 && sass.wide_global_loads == 0 && sass.async_copies == 0 &&
       sass.tma_copies == 0) {
     diagnosis.emplace_back(fmt::format(
@@ -110,7 +110,8 @@ void diagnose(KernelProfile& kernel, const ProfileEvidence& evidence) {
   if (kernel.triton) {
     add_spill_findings(*kernel.triton, kernel.diagnosis);
     add_sass_findings(*kernel.triton, kernel.position,
-                      evidence.triton ? evidence.triton->compute_capability : std::string(), kernel.diagnosis);
+                      evidence.triton ? evidence.triton->compute_capability : std::string(),
+                      kernel.diagnosis);
   } else if (evidence.triton) {
     kernel.diagnosis.emplace_back(
         "not one of the candidate's Triton kernels (a PyTorch or library kernel its forward launches): "
@@ -132,13 +133,15 @@ std::optional<double> weighted_fraction(const std::vector<KernelProfile>& kernel
 
 nlohmann::json work_json(const KernelWork& work) {
   static constexpr std::array kPathNames{"cuda_core_fp32", "tensor_tf32", "tensor_fp16", "tensor_bf16"};
-  return {{"seconds", work.seconds},
-          {"dram_bytes", work.dram_bytes},
-          {"flops", work.flops},
-          {"math_path", kPathNames.at(static_cast<std::size_t>(work.path))},
-          {"achieved_occupancy_pct", work.achieved_occupancy_pct < 0 ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(work.achieved_occupancy_pct)},
-          {"waves_per_sm", work.waves_per_sm < 0 ? nlohmann::json(nullptr) : nlohmann::json(work.waves_per_sm)}};
+  return {
+      {"seconds", work.seconds},
+      {"dram_bytes", work.dram_bytes},
+      {"flops", work.flops},
+      {"math_path", kPathNames.at(static_cast<std::size_t>(work.path))},
+      {"achieved_occupancy_pct", work.achieved_occupancy_pct < 0
+                                     ? nlohmann::json(nullptr)
+                                     : nlohmann::json(work.achieved_occupancy_pct)},
+      {"waves_per_sm", work.waves_per_sm < 0 ? nlohmann::json(nullptr) : nlohmann::json(work.waves_per_sm)}};
 }
 
 // The position without its diagnosis: the kernel's own diagnosis holds it, with the other findings.
@@ -162,9 +165,10 @@ ProfileReport build_profile_report(const ProfileEvidence& evidence) {
           "Nsight Compute profiled no kernel in the candidate's forward: it launched nothing on the GPU");
     }
   } else {
-    report.notes.emplace_back(fmt::format("no Nsight Compute profile ({}): times, bytes, FLOPs and the roofline "
-                                          "position are missing; the compiled-kernel facts below are not",
-                                          evidence.ncu_unavailable));
+    report.notes.emplace_back(
+        fmt::format("no Nsight Compute profile ({}): times, bytes, FLOPs and the roofline "
+                    "position are missing; the compiled-kernel facts below are not",
+                    evidence.ncu_unavailable));
     if (evidence.triton) {
       for (const auto& facts : evidence.triton->kernels) {
         auto& kernel = report.kernels.emplace_back();
@@ -185,8 +189,9 @@ ProfileReport build_profile_report(const ProfileEvidence& evidence) {
     }
     diagnose(kernel, evidence);
   }
-  std::stable_sort(report.kernels.begin(), report.kernels.end(),
-                   [](const KernelProfile& a, const KernelProfile& b) { return a.total_seconds > b.total_seconds; });
+  std::stable_sort(
+      report.kernels.begin(), report.kernels.end(),
+      [](const KernelProfile& a, const KernelProfile& b) { return a.total_seconds > b.total_seconds; });
   report.fraction_of_roofline = weighted_fraction(report.kernels);
   return report;
 }
@@ -203,8 +208,8 @@ nlohmann::json to_json(const ProfileReport& report) {
                        {"diagnosis", kernel.diagnosis}});
   }
   return {{"kernels", kernels},
-          {"fraction_of_roofline",
-           report.fraction_of_roofline ? nlohmann::json(*report.fraction_of_roofline) : nlohmann::json(nullptr)},
+          {"fraction_of_roofline", report.fraction_of_roofline ? nlohmann::json(*report.fraction_of_roofline)
+                                                               : nlohmann::json(nullptr)},
           {"notes", report.notes}};
 }
 

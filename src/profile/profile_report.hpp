@@ -26,8 +26,8 @@ struct ProfileEvidence {
 struct KernelProfile {
   std::string name;
   int launches = 0;
-  double total_seconds = 0;            // all its profiled launches; 0 without ncu
-  std::optional<KernelWork> work;      // one launch, averaged over its launches
+  double total_seconds = 0;        // all its profiled launches; 0 without ncu
+  std::optional<KernelWork> work;  // one launch, averaged over its launches
   std::optional<RooflinePosition> position;
   std::optional<TritonKernelFacts> triton;  // nullopt: not one of the candidate's Triton kernels
   std::vector<std::string> diagnosis;

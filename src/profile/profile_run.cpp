@@ -57,20 +57,21 @@ TargetRun run_target(const runner::PythonEnvironment& python, const fs::path& sc
                      const std::vector<std::string>& wrapper, const ProfileRunSettings& settings) {
   const auto result = scratch / "profiler-result.json";
   fs::remove(result);
-  std::vector<std::string> arguments{"--problem", fs::absolute(settings.problem_path).string(),
+  std::vector<std::string> arguments{"--problem",   fs::absolute(settings.problem_path).string(),
                                      "--candidate", (scratch / "code" / "candidate.py").string(),
-                                     "--device", settings.device,
-                                     "--seed", std::to_string(settings.seed),
-                                     "--out", result.string()};
+                                     "--device",    settings.device,
+                                     "--seed",      std::to_string(settings.seed),
+                                     "--out",       result.string()};
   if (settings.small) {
     arguments.emplace_back("--small");
   }
   for (const auto& [name, value] : settings.sizes) {
-    arguments.insert(arguments.end(), {"--size", name + "=" + value});
+    arguments.insert(arguments.end(), {"--size", fmt::format("{}={}", name, value)});
   }
   auto process = runner::WorkerProcess::start(
       runner::make_program_launch("profiler", python, scratch, wrapper, arguments));
-  const auto ended = process.run_to_exit(std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000)));
+  const auto ended =
+      process.run_to_exit(std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000)));
   if (ended.kind == runner::WorkerFailureKind::timeout) {
     return {std::nullopt, fmt::format("the profiled run {}", ended.message)};
   }
@@ -103,9 +104,9 @@ std::optional<RooflineCeilings> load_ceilings(const fs::path& path, std::string&
 }
 
 // The cached ceilings of this GPU model, measured now (about half a minute) when there are none.
-std::optional<RooflineCeilings> cached_ceilings(const runner::PythonEnvironment& python, const fs::path& scratch,
-                                                const ProfileRunSettings& settings, const std::string& device_name,
-                                                std::string& why_not) {
+std::optional<RooflineCeilings> cached_ceilings(const runner::PythonEnvironment& python,
+                                                const fs::path& scratch, const ProfileRunSettings& settings,
+                                                const std::string& device_name, std::string& why_not) {
   const auto cache = ceilings_cache_path(device_name);
   std::error_code error;
   if (!fs::exists(cache, error)) {
@@ -113,9 +114,11 @@ std::optional<RooflineCeilings> cached_ceilings(const runner::PythonEnvironment&
     const auto measured = scratch / "ceilings.json";
     auto process = runner::WorkerProcess::start(runner::make_program_launch(
         "ceilings", python, scratch, {}, {"--device", settings.device, "--out", measured.string()}));
-    const auto ended = process.run_to_exit(std::chrono::milliseconds(static_cast<long>(kCeilingsTimeoutS * 1000)));
+    const auto ended =
+        process.run_to_exit(std::chrono::milliseconds(static_cast<long>(kCeilingsTimeoutS * 1000)));
     if (ended.kind != runner::WorkerFailureKind::exited || ended.exit_code != 0) {
-      why_not = fmt::format("measuring the ceilings failed ({}): {}", ended.message, log_reason(process.log_tail()));
+      why_not = fmt::format("measuring the ceilings failed ({}): {}", ended.message,
+                            log_reason(process.log_tail()));
       return std::nullopt;
     }
     fs::copy_file(measured, cache, fs::copy_options::overwrite_existing, error);
@@ -147,13 +150,19 @@ std::optional<fs::path> find_ncu(const std::optional<fs::path>& explicit_path) {
 }
 
 fs::path ceilings_cache_path(const std::string& device_name) {
-  return store::ResultStore::default_path().parent_path() / "ceilings" / (safe_file_name(device_name) + ".json");
+  return store::ResultStore::default_path().parent_path() / "ceilings" /
+         (safe_file_name(device_name) + ".json");
 }
 
 std::vector<std::string> ncu_command(const fs::path& ncu, const fs::path& log_file) {
-  return {ncu.string(),   "--clock-control", "none", "--profile-from-start", "off", "--target-processes",
-          "all",          "--print-units",   "base", "--csv",                "--page", "raw",
-          "--log-file",   log_file.string(), "--metrics", std::string(ncu_metric_list())};
+  return {ncu.string(), "--clock-control",
+          "none",       "--profile-from-start",
+          "off",        "--target-processes",
+          "all",        "--print-units",
+          "base",       "--csv",
+          "--page",     "raw",
+          "--log-file", log_file.string(),
+          "--metrics",  std::string(ncu_metric_list())};
 }
 
 ProfileEvidence gather_profile_evidence(const ProfileRunSettings& settings) {
@@ -193,10 +202,11 @@ ProfileEvidence gather_profile_evidence(const ProfileRunSettings& settings) {
   if (settings.ceilings_file) {
     evidence.ceilings = load_ceilings(*settings.ceilings_file, evidence.ceilings_unavailable);
   } else if (evidence.ncu && evidence.triton) {
-    evidence.ceilings =
-        cached_ceilings(python, scratch.directory(), settings, evidence.triton->device, evidence.ceilings_unavailable);
+    evidence.ceilings = cached_ceilings(python, scratch.directory(), settings, evidence.triton->device,
+                                        evidence.ceilings_unavailable);
   } else if (evidence.ncu) {
-    evidence.ceilings_unavailable = "the GPU model is unknown (the profiled run reported nothing); pass --ceilings FILE";
+    evidence.ceilings_unavailable =
+        "the GPU model is unknown (the profiled run reported nothing); pass --ceilings FILE";
   }
   return evidence;
 }

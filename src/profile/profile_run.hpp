@@ -23,7 +23,7 @@ struct ProfileRunSettings {
   std::optional<std::filesystem::path> ncu;  // nullopt: no Nsight Compute (the reason in ncu_missing)
   std::string ncu_missing;
   std::optional<std::filesystem::path> ceilings_file;  // nullopt: the cached measurement of this GPU model
-  std::string gpu_identity;  // the timing lease's key (the GPU's UUID)
+  std::string gpu_identity;                            // the timing lease's key (the GPU's UUID)
   double timeout_s = 600;
 };
 

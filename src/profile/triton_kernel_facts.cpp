@@ -45,7 +45,7 @@ SassSummary sass_from_json(const nlohmann::json& sass) {
 
 TritonKernelFacts kernel_from_json(const nlohmann::json& kernel) {
   if (!kernel.is_object() || !kernel.contains("name") || !kernel["name"].is_string()) {
-    throw std::runtime_error("profiler output: each entry of \"kernels\" needs a string \"name\"");
+    throw std::runtime_error(R"(profiler output: each entry of "kernels" needs a string "name")");
   }
   TritonKernelFacts facts;
   facts.name = kernel["name"].get<std::string>();
@@ -79,9 +79,9 @@ ProfilerOutput profiler_output_from_json(const nlohmann::json& document) {
     throw std::runtime_error("profiler output: expected a JSON object");
   }
   if (const auto error = document.find("error"); error != document.end()) {
-    throw std::runtime_error(
-        fmt::format("the profiled run failed ({}): {}", error->value("kind", std::string("unknown")),
-                    error->value("message", std::string("no message"))));
+    throw std::runtime_error(fmt::format("the profiled run failed ({}): {}",
+                                         error->value("kind", std::string("unknown")),
+                                         error->value("message", std::string("no message"))));
   }
   const auto kernels = document.find("kernels");
   if (kernels == document.end() || !kernels->is_array()) {

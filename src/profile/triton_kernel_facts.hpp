@@ -15,8 +15,8 @@ struct SassSummary {
   int wide_global_loads = 0;  // 128 bits or more per thread and instruction
   int global_stores = 0;
   int wide_global_stores = 0;
-  int async_copies = 0;  // LDGSTS (cp.async)
-  int tma_copies = 0;    // UTMALDG, UTMASTG, UBLKCP (the tensor memory accelerator)
+  int async_copies = 0;                    // LDGSTS (cp.async)
+  int tma_copies = 0;                      // UTMALDG, UTMASTG, UBLKCP (the tensor memory accelerator)
   std::map<std::string, int> tensor_core;  // family (HGMMA, HMMA, ...) -> instruction count
 
   [[nodiscard]] int tensor_core_total() const;

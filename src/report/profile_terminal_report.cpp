@@ -40,12 +40,10 @@ std::string compiled_columns(const nlohmann::json& kernel) {
   if (!triton.is_object()) {
     return "not a Triton kernel of the candidate";
   }
-  std::string text = fmt::format("regs {} spills {} warps {} stages {} smem {}",
-                                 optional_number(triton, "registers", "{:.0f}"),
-                                 optional_number(triton, "spilled_registers", "{:.0f}"),
-                                 optional_number(triton, "num_warps", "{:.0f}"),
-                                 optional_number(triton, "num_stages", "{:.0f}"),
-                                 optional_number(triton, "shared_bytes", "{:.0f}"));
+  std::string text = fmt::format(
+      "regs {} spills {} warps {} stages {} smem {}", optional_number(triton, "registers", "{:.0f}"),
+      optional_number(triton, "spilled_registers", "{:.0f}"), optional_number(triton, "num_warps", "{:.0f}"),
+      optional_number(triton, "num_stages", "{:.0f}"), optional_number(triton, "shared_bytes", "{:.0f}"));
   const auto& sass = triton["sass"];
   if (sass.is_object()) {
     std::string tensor;
@@ -55,8 +53,9 @@ std::string compiled_columns(const nlohmann::json& kernel) {
     }
     text += fmt::format(" | SASS: {}/{} loads 128-bit{}{}{}", sass.value("wide_global_loads", 0),
                         sass.value("global_loads", 0),
-                        sass.value("async_copies", 0) > 0 ? fmt::format(", cp.async×{}", sass.value("async_copies", 0))
-                                                          : std::string(),
+                        sass.value("async_copies", 0) > 0
+                            ? fmt::format(", cp.async×{}", sass.value("async_copies", 0))
+                            : std::string(),
                         sass.value("tma_copies", 0) > 0 ? fmt::format(", TMA×{}", sass.value("tma_copies", 0))
                                                         : std::string(),
                         tensor.empty() ? std::string(", no tensor cores") : "," + tensor);
@@ -77,19 +76,21 @@ std::string render_profile(const nlohmann::json& profile) {
     out += fmt::format("device: {}\n", device.value("name", device.value("device", "")));
   }
   const auto& ncu = profile["ncu"];
-  out += ncu.is_object() && ncu.value("used", false) ? fmt::format("Nsight Compute: {}\n", ncu.value("path", ""))
-                                                     : std::string();
+  out += ncu.is_object() && ncu.value("used", false)
+             ? fmt::format("Nsight Compute: {}\n", ncu.value("path", ""))
+             : std::string();
   const auto& ceilings = profile["ceilings"];
   if (ceilings.is_object()) {
-    out += fmt::format("roofline of {}: {:.2f} TB/s copy, {:.0f} TFLOP/s bf16, {:.0f} fp16, {:.0f} tf32, {:.0f} fp32\n",
-                       ceilings.value("device", ""), ceilings.value("dram_bytes_per_s", 0.0) / 1e12,
-                       ceilings.value("bf16_flop_per_s", 0.0) / 1e12, ceilings.value("fp16_flop_per_s", 0.0) / 1e12,
-                       ceilings.value("tf32_flop_per_s", 0.0) / 1e12, ceilings.value("fp32_flop_per_s", 0.0) / 1e12);
+    out += fmt::format(
+        "roofline of {}: {:.2f} TB/s copy, {:.0f} TFLOP/s bf16, {:.0f} fp16, {:.0f} tf32, {:.0f} fp32\n",
+        ceilings.value("device", ""), ceilings.value("dram_bytes_per_s", 0.0) / 1e12,
+        ceilings.value("bf16_flop_per_s", 0.0) / 1e12, ceilings.value("fp16_flop_per_s", 0.0) / 1e12,
+        ceilings.value("tf32_flop_per_s", 0.0) / 1e12, ceilings.value("fp32_flop_per_s", 0.0) / 1e12);
   }
   const auto& kernels = profile["kernels"];
   if (kernels.is_array() && !kernels.empty()) {
-    out += fmt::format("\n{:<32} {:>8} {:>11} {:>14} {:>15} {:>15}\n", "kernel", "launches", "time/launch", "DRAM",
-                       "arithmetic", "bound");
+    out += fmt::format("\n{:<32} {:>8} {:>11} {:>14} {:>15} {:>15}\n", "kernel", "launches", "time/launch",
+                       "DRAM", "arithmetic", "bound");
     for (const auto& kernel : kernels) {
       const auto name = kernel.value("name", "");
       out += fmt::format("{:<32} {}\n", name.size() > 32 ? name.substr(0, 31) + "…" : name,
@@ -101,7 +102,8 @@ std::string render_profile(const nlohmann::json& profile) {
     }
   }
   if (const auto& fraction = profile["fraction_of_roofline"]; fraction.is_number()) {
-    out += fmt::format("\nkernels at {:.0f}% of the roofline (time-weighted)\n", 100 * fraction.get<double>());
+    out +=
+        fmt::format("\nkernels at {:.0f}% of the roofline (time-weighted)\n", 100 * fraction.get<double>());
   }
   for (const auto& note : profile.value("notes", nlohmann::json::array())) {
     out += fmt::format("note: {}\n", note.get<std::string>());

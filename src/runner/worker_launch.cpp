@@ -100,7 +100,8 @@ WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::f
 }
 
 WorkerLaunch make_program_launch(const std::string& module, const PythonEnvironment& python,
-                                 const std::filesystem::path& scratch, const std::vector<std::string>& wrapper,
+                                 const std::filesystem::path& scratch,
+                                 const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& arguments) {
   const auto private_dir = scratch / module;
   WorkerLaunch launch = python_worker(module, python, private_dir);

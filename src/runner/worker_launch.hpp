@@ -33,7 +33,8 @@ WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::f
 // injects into the process it profiles, which Landlock and seccomp would stop. The profile target only
 // runs candidates the verdict pipeline accepted (docs/threat-model.md).
 WorkerLaunch make_program_launch(const std::string& module, const PythonEnvironment& python,
-                                 const std::filesystem::path& scratch, const std::vector<std::string>& wrapper,
+                                 const std::filesystem::path& scratch,
+                                 const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& arguments);
 
 }  // namespace kforge::runner

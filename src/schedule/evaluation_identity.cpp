@@ -36,8 +36,8 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
                              {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
                              {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
                              {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")}};
-  return {store::sha256_hex(source::read_text_file(settings.problem_path)), store::sha256_hex(candidate), facts.gpu,
-          facts.versions, std::move(relevant)};
+  return {store::sha256_hex(source::read_text_file(settings.problem_path)), store::sha256_hex(candidate),
+          facts.gpu, facts.versions, std::move(relevant)};
 }
 
 store::BaselineIdentity baseline_identity(const verify::EvalSettings& settings,

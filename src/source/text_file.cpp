@@ -13,9 +13,9 @@ std::string read_text_file(const std::filesystem::path& path) {
   std::error_code error;
   if (!stream || std::filesystem::is_directory(path, error)) {
     const int reason = errno;
-    throw std::runtime_error("cannot read " + path.string() + ": " +
-                             (std::filesystem::is_directory(path, error) ? "it is a folder"
-                                                                         : std::strerror(reason)));
+    throw std::runtime_error(
+        "cannot read " + path.string() + ": " +
+        (std::filesystem::is_directory(path, error) ? "it is a folder" : std::strerror(reason)));
   }
   std::ostringstream text;
   text << stream.rdbuf();

@@ -13,7 +13,9 @@ namespace {
 
 using test_support::ncu_fixture;
 
-RooflineCeilings h100() { return ceilings_from_json(nlohmann::json::parse(ncu_fixture("h100_ceilings.json"))); }
+RooflineCeilings h100() {
+  return ceilings_from_json(nlohmann::json::parse(ncu_fixture("h100_ceilings.json")));
+}
 
 // What kforge.worker.profiler writes for one kernel, with the given SASS counts.
 nlohmann::json profiler_output(const std::string& name, nlohmann::json sass, int spills = 0) {
@@ -83,8 +85,8 @@ TEST(ProfileReport, NarrowLoadsOfAMemoryBoundKernelAreCalledOut) {
 TEST(ProfileReport, SpillsAndWarpLevelMmaOnHopperAreCalledOut) {
   ProfileEvidence evidence;
   evidence.ncu = parse_ncu_raw_csv(ncu_fixture("bmm_bf16_raw.csv"));
-  evidence.triton =
-      profiler_output_from_json(profiler_output("bmm_kernel", sass_counts(8, 8, {{"HMMA", 64}}), /*spills=*/12));
+  evidence.triton = profiler_output_from_json(
+      profiler_output("bmm_kernel", sass_counts(8, 8, {{"HMMA", 64}}), /*spills=*/12));
   evidence.ceilings = h100();
   const auto report = build_profile_report(evidence);
   ASSERT_EQ(report.kernels.size(), 1U);

@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "profile/profile_run.hpp"
 
@@ -28,11 +28,11 @@ TEST(ProfileRun, NcuLeavesClocksAloneAndMeasuresOnlyTheProfiledRange) {
   EXPECT_EQ(ceilings_cache_path("NVIDIA H100 80GB HBM3").filename(), "NVIDIA_H100_80GB_HBM3.json");
 }
 
-
 // A stand-in for Nsight Compute that fails the way ncu does without access to the GPU's counters.
 fs::path failing_ncu(const fs::path& folder) {
   const auto path = folder / "ncu";
-  std::ofstream(path) << "#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - no permission to the counters' >&2\nexit 1\n";
+  std::ofstream(path)
+      << "#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - no permission to the counters' >&2\nexit 1\n";
   fs::permissions(path, fs::perms::owner_all);
   return path;
 }
@@ -41,7 +41,8 @@ TEST(ProfileRun, AFailingNcuAndAFailingRunBecomeReasonsNotCrashes) {
   const auto folder = fs::temp_directory_path() / ("kforge-profile-run-" + std::to_string(getpid()));
   fs::create_directories(folder);
   ProfileRunSettings settings;
-  settings.problem_path = fs::path(KFORGE_SOURCE_DIR) / "problems" / "starter" / "02_gelu_tanh" / "problem.py";
+  settings.problem_path =
+      fs::path(KFORGE_SOURCE_DIR) / "problems" / "starter" / "02_gelu_tanh" / "problem.py";
   settings.candidate_code = "class ModelNew:\n    pass\n";
   settings.device = "cpu";  // the profile target needs CUDA: its run fails with that reason
   settings.ncu = failing_ncu(folder);
@@ -53,7 +54,8 @@ TEST(ProfileRun, AFailingNcuAndAFailingRunBecomeReasonsNotCrashes) {
   EXPECT_FALSE(evidence.ncu.has_value());
   EXPECT_NE(evidence.ncu_unavailable.find("ERR_NVGPUCTRPERM"), std::string::npos) << evidence.ncu_unavailable;
   EXPECT_FALSE(evidence.triton.has_value()) << "the run without ncu was tried too, and failed";
-  EXPECT_NE(evidence.triton_unavailable.find("CUDA device"), std::string::npos) << evidence.triton_unavailable;
+  EXPECT_NE(evidence.triton_unavailable.find("CUDA device"), std::string::npos)
+      << evidence.triton_unavailable;
   EXPECT_FALSE(evidence.ceilings.has_value());
 }
 
