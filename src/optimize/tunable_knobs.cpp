@@ -1,0 +1,339 @@
+#include "optimize/tunable_knobs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "source/module_index.hpp"
+#include "source/python_parser.hpp"
+
+namespace kforge::optimize {
+namespace {
+
+using source::node_cast;
+
+// An integer literal bound to a name (module constant, class or instance attribute).
+struct Binding {
+  const source::Constant* literal = nullptr;
+  int assignments = 0;
+  std::string where;
+};
+
+std::optional<long long> integer_value(const source::Constant& constant) {
+  if (constant.constant_kind != source::ConstantKind::number) {
+    return std::nullopt;
+  }
+  std::string digits;
+  std::copy_if(constant.text.begin(), constant.text.end(), std::back_inserter(digits),
+               [](char c) { return c != '_'; });
+  try {
+    std::size_t used = 0;
+    const long long value = std::stoll(digits, &used, 0);
+    return used == digits.size() ? std::optional<long long>(value) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a float, or out of range
+  }
+}
+
+void record(std::map<std::string, Binding, std::less<>>& bindings, const std::string& name,
+            const source::Expr* value, std::string where) {
+  auto& binding = bindings[name];
+  ++binding.assignments;
+  const auto* constant = node_cast<source::Constant>(value);
+  binding.literal = constant != nullptr && integer_value(*constant) ? constant : nullptr;
+  binding.where = std::move(where);
+}
+
+// Module constants (NAME = 128 at module level) and attributes (class body `X = 4`, or `self.X = 4`).
+struct Bindings {
+  std::map<std::string, Binding, std::less<>> module;
+  std::map<std::string, Binding, std::less<>> attributes;
+};
+
+void collect_attribute_assignments(const source::ClassDef& owner, Bindings& bindings) {
+  source::walk(owner, [&](const source::Node& node) {
+    if (const auto* assign = node_cast<source::Assign>(&node)) {
+      for (const auto& target : assign->targets) {
+        if (const auto* attribute = node_cast<source::Attribute>(target.get());
+            attribute != nullptr && source::dotted_name(*attribute->value) == "self") {
+          record(bindings.attributes, attribute->attr, assign->value.get(),
+                 fmt::format("attribute self.{} at {}", attribute->attr, to_string(assign->location)));
+        }
+      }
+    }
+    return source::WalkAction::visit_children;
+  });
+  for (const auto& statement : owner.body) {
+    if (const auto* assign = node_cast<source::Assign>(statement.get())) {
+      for (const auto& target : assign->targets) {
+        if (const auto* name = node_cast<source::Name>(target.get())) {
+          record(
+              bindings.attributes, name->id, assign->value.get(),
+              fmt::format("class attribute {}.{} at {}", owner.name, name->id, to_string(assign->location)));
+        }
+      }
+    }
+  }
+}
+
+Bindings collect_bindings(const source::Module& module) {
+  Bindings bindings;
+  for (const auto& statement : module.body) {
+    if (const auto* assign = node_cast<source::Assign>(statement.get())) {
+      for (const auto& target : assign->targets) {
+        if (const auto* name = node_cast<source::Name>(target.get())) {
+          record(bindings.module, name->id, assign->value.get(),
+                 fmt::format("module constant {} at {}", name->id, to_string(assign->location)));
+        }
+      }
+    } else if (const auto* owner = node_cast<source::ClassDef>(statement.get())) {
+      collect_attribute_assignments(*owner, bindings);
+    }
+  }
+  return bindings;
+}
+
+std::optional<KnobKind> kind_of(const std::string& keyword) {
+  if (keyword == "num_warps") {
+    return KnobKind::num_warps;
+  }
+  if (keyword == "num_stages") {
+    return KnobKind::num_stages;
+  }
+  std::string upper;
+  std::transform(keyword.begin(), keyword.end(), std::back_inserter(upper),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (upper.find("GROUP") != std::string::npos) {
+    return KnobKind::group_size;
+  }
+  const bool size_like = upper.find("BLOCK") != std::string::npos ||
+                         upper.find("TILE") != std::string::npos || upper.ends_with("_SIZE") ||
+                         upper.find("SPLIT") != std::string::npos;
+  return size_like ? std::optional<KnobKind>(KnobKind::block_size) : std::nullopt;
+}
+
+bool power_of_two(long long value) { return value > 0 && (value & (value - 1)) == 0; }
+
+std::vector<long long> choices_for(KnobKind kind, long long value) {
+  std::set<long long> values{value};
+  switch (kind) {
+    case KnobKind::num_warps:
+      values.insert({1, 2, 4, 8, 16});
+      break;
+    case KnobKind::num_stages:
+      values.insert({1, 2, 3, 4, 5});
+      break;
+    case KnobKind::group_size:
+      values.insert({1, 4, 8, 16});
+      break;
+    case KnobKind::block_size:
+      for (long long candidate = std::max(16LL, value / 4); candidate <= std::min(16384LL, value * 4);
+           candidate *= 2) {
+        values.insert(candidate);
+      }
+      break;
+  }
+  return {values.begin(), values.end()};
+}
+
+// The tl.constexpr parameters of each kernel.
+std::map<std::string, std::set<std::string>, std::less<>> constexpr_parameters(
+    const source::ModuleIndex& index) {
+  std::map<std::string, std::set<std::string>, std::less<>> parameters;
+  for (const auto& kernel : index.kernels) {
+    auto& names = parameters[kernel.name];
+    if (kernel.definition == nullptr) {
+      continue;
+    }
+    for (const auto& parameter : kernel.definition->params) {
+      if (parameter->annotation && source::dotted_name(*parameter->annotation).ends_with("constexpr")) {
+        names.insert(parameter->name);
+      }
+    }
+  }
+  return parameters;
+}
+
+class KnobFinder {
+ public:
+  KnobFinder(const source::ModuleIndex& index, Bindings bindings)
+      : index_(index), bindings_(std::move(bindings)), constexprs_(constexpr_parameters(index)) {}
+
+  KnobSearch run(const source::Module& module) {
+    source::walk(module, [&](const source::Node& node) {
+      if (const auto* call = node_cast<source::Call>(&node)) {
+        inspect_launch(*call);
+      }
+      return source::WalkAction::visit_children;
+    });
+    return std::move(search_);
+  }
+
+ private:
+  void inspect_launch(const source::Call& call) {
+    const auto* subscript = node_cast<source::Subscript>(call.func.get());
+    if (subscript == nullptr) {
+      return;
+    }
+    auto kernel = source::dotted_name(*subscript->value);
+    kernel = kernel.substr(kernel.rfind('.') + 1);  // self.kernel and module.kernel launch `kernel`
+    const auto* info = index_.find_kernel(kernel);
+    if (info == nullptr) {
+      return;
+    }
+    const auto& constexprs = constexprs_[kernel];
+    for (const auto& keyword : call.keywords) {
+      const auto kind = kind_of(keyword->name);
+      const bool launch_option = keyword->name == "num_warps" || keyword->name == "num_stages";
+      if (keyword->name.empty() || (!launch_option && !constexprs.contains(keyword->name))) {
+        continue;
+      }
+      if (!kind) {
+        continue;  // a constexpr that selects behaviour (an activation, a flag), not a size
+      }
+      if (info->autotuned && !launch_option) {
+        search_.fixed.push_back(
+            fmt::format("{} of {}: set by the kernel's triton.autotune configs", keyword->name, kernel));
+        continue;
+      }
+      add_knob(kernel, *keyword, *kind, call.location);
+    }
+  }
+
+  // The literal a keyword's value comes from, or why it has none.
+  std::pair<const source::Constant*, std::string> literal_of(const source::Expr& value,
+                                                             const std::string& launch) {
+    if (const auto* constant = node_cast<source::Constant>(&value)) {
+      return {integer_value(*constant) ? constant : nullptr, launch};
+    }
+    const std::map<std::string, Binding, std::less<>>* table = nullptr;
+    std::string name;
+    if (const auto* plain = node_cast<source::Name>(&value)) {
+      table = &bindings_.module;
+      name = plain->id;
+    } else if (const auto* attribute = node_cast<source::Attribute>(&value)) {
+      table = &bindings_.attributes;
+      name = attribute->attr;
+    }
+    const auto found = table != nullptr ? table->find(name) : bindings_.module.end();
+    if (table == nullptr || found == table->end()) {
+      return {nullptr, "computed at run time"};
+    }
+    if (found->second.assignments != 1) {
+      return {nullptr, fmt::format("{} is assigned {} times", name, found->second.assignments)};
+    }
+    return {found->second.literal, found->second.where};
+  }
+
+  void add_knob(const std::string& kernel, const source::Keyword& keyword, KnobKind kind,
+                source::SourceLocation launch) {
+    const auto launch_text = fmt::format("launch of {} at {}", kernel, to_string(launch));
+    const auto source_of_value = literal_of(*keyword.value, launch_text);
+    const source::Constant* literal = source_of_value.first;
+    const std::string& where = source_of_value.second;
+    const auto value = literal != nullptr ? integer_value(*literal) : std::nullopt;
+    if (!value || (kind == KnobKind::block_size && !power_of_two(*value))) {
+      search_.fixed.push_back(
+          fmt::format("{} of the {}: {}", keyword.name, launch_text, value ? "not a power of two" : where));
+      return;
+    }
+    auto existing = std::find_if(search_.knobs.begin(), search_.knobs.end(),
+                                 [&](const Knob& knob) { return knob.location == literal->location; });
+    if (existing == search_.knobs.end()) {
+      search_.knobs.push_back(Knob{keyword.name,
+                                   kind,
+                                   where,
+                                   {},
+                                   literal->location,
+                                   literal->text,
+                                   *value,
+                                   choices_for(kind, *value)});
+      existing = std::prev(search_.knobs.end());
+    }
+    if (std::find(existing->kernels.begin(), existing->kernels.end(), kernel) == existing->kernels.end()) {
+      existing->kernels.push_back(kernel);
+    }
+  }
+
+  const source::ModuleIndex& index_;
+  Bindings bindings_;
+  std::map<std::string, std::set<std::string>, std::less<>> constexprs_;
+  KnobSearch search_;
+};
+
+// Byte offset of a 1-based line and code-point column.
+std::size_t byte_offset(std::string_view text, source::SourceLocation location) {
+  std::size_t offset = 0;
+  for (int line = 1; line < location.line; ++line) {
+    const auto end = text.find_first_of("\r\n", offset);
+    if (end == std::string_view::npos) {
+      throw std::invalid_argument(fmt::format("the source has no line {}", location.line));
+    }
+    offset = end + ((text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n') ? 2 : 1);
+  }
+  for (int column = 1; column < location.column && offset < text.size(); ++column) {
+    ++offset;
+    while (offset < text.size() && (static_cast<unsigned char>(text[offset]) & 0xC0U) == 0x80U) {
+      ++offset;  // a UTF-8 continuation byte belongs to the same code point
+    }
+  }
+  return offset;
+}
+
+}  // namespace
+
+std::string_view knob_kind_name(KnobKind kind) {
+  switch (kind) {
+    case KnobKind::group_size:
+      return "group_size";
+    case KnobKind::num_warps:
+      return "num_warps";
+    case KnobKind::num_stages:
+      return "num_stages";
+    case KnobKind::block_size:
+      break;
+  }
+  return "block_size";
+}
+
+KnobSearch find_knobs(std::string_view source) {
+  const auto parsed = source::parse_module(source);
+  if (!parsed.ok()) {
+    throw std::invalid_argument(fmt::format("the candidate does not parse: {} at {}", parsed.error->message,
+                                            to_string(parsed.error->location)));
+  }
+  const auto index = source::build_module_index(*parsed.module);
+  return KnobFinder(index, collect_bindings(*parsed.module)).run(*parsed.module);
+}
+
+std::string rewrite_knobs(std::string_view source, const std::vector<Knob>& knobs,
+                          const std::vector<long long>& values) {
+  if (knobs.size() != values.size()) {
+    throw std::invalid_argument(fmt::format("{} knobs but {} values", knobs.size(), values.size()));
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> order;  // (byte offset, knob index)
+  for (std::size_t i = 0; i < knobs.size(); ++i) {
+    const auto& knob = knobs[i];
+    if (std::find(knob.choices.begin(), knob.choices.end(), values[i]) == knob.choices.end()) {
+      throw std::invalid_argument(fmt::format("{} = {} is not one of its choices", knob.name, values[i]));
+    }
+    const auto offset = byte_offset(source, knob.location);
+    if (source.substr(offset, knob.literal.size()) != knob.literal) {
+      throw std::invalid_argument(fmt::format("{}: expected the literal {} at {}", knob.where, knob.literal,
+                                              to_string(knob.location)));
+    }
+    order.emplace_back(offset, i);
+  }
+  std::sort(order.begin(), order.end(), std::greater<>());  // from the end, so earlier offsets hold
+  std::string rewritten(source);
+  for (const auto& [offset, index] : order) {
+    rewritten.replace(offset, knobs[index].literal.size(), std::to_string(values[index]));
+  }
+  return rewritten;
+}
+
+}  // namespace kforge::optimize

@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "optimize/tunable_knobs.hpp"
+#include "source/python_parser.hpp"
+#include "test_file_text.hpp"
+
+namespace kforge::optimize {
+namespace {
+
+constexpr const char* kCandidate = R"(import torch
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+ROWS = 4
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, ACTIVATION: tl.constexpr, BLOCK: tl.constexpr, ROWS_PER_PROGRAM: tl.constexpr):
+    pass
+
+
+@triton.jit
+def norm_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):
+    pass
+
+
+class ModelNew(torch.nn.Module):
+    TILE = 64
+
+    def __init__(self):
+        super().__init__()
+        self.warps = 4
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        scale_kernel[(4,)](x, out, x.numel(), ACTIVATION=1, BLOCK=BLOCK, ROWS_PER_PROGRAM=ROWS, num_warps=self.warps)
+        norm_kernel[(4,)](x, x.numel(), BLOCK_SIZE=triton.next_power_of_2(x.shape[1]), num_stages=2)
+        norm_kernel[(4,)](out, out.numel(), BLOCK_SIZE=self.TILE)
+        return out
+)";
+
+const Knob* knob_named(const KnobSearch& search, const std::string& name) {
+  const auto found = std::find_if(search.knobs.begin(), search.knobs.end(),
+                                  [&](const Knob& knob) { return knob.name == name; });
+  return found == search.knobs.end() ? nullptr : &*found;
+}
+
+bool fixed_mentions(const KnobSearch& search, const std::string& text) {
+  return std::any_of(search.fixed.begin(), search.fixed.end(),
+                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+TEST(TunableKnobs, FindsLaunchSizesThroughLiteralsConstantsAndAttributes) {
+  const auto search = find_knobs(kCandidate);
+  const auto* block = knob_named(search, "BLOCK");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->kind, KnobKind::block_size);
+  EXPECT_EQ(block->value, 1024);
+  EXPECT_NE(block->where.find("module constant BLOCK"), std::string::npos) << block->where;
+  EXPECT_EQ(block->choices, (std::vector<long long>{256, 512, 1024, 2048, 4096}));
+  const auto* warps = knob_named(search, "num_warps");
+  ASSERT_NE(warps, nullptr) << "self.warps = 4 in __init__";
+  EXPECT_EQ(warps->value, 4);
+  const auto* stages = knob_named(search, "num_stages");
+  ASSERT_NE(stages, nullptr) << "a literal at the launch";
+  EXPECT_EQ(stages->literal, "2");
+  const auto* tile = knob_named(search, "BLOCK_SIZE");
+  ASSERT_NE(tile, nullptr) << "class attribute TILE";
+  EXPECT_EQ(tile->value, 64);
+  EXPECT_EQ(tile->kernels, std::vector<std::string>{"norm_kernel"});
+  EXPECT_EQ(knob_named(search, "ACTIVATION"), nullptr) << "a behaviour switch is not a size";
+  EXPECT_EQ(knob_named(search, "ROWS_PER_PROGRAM"), nullptr) << "not a size by its name";
+  EXPECT_TRUE(fixed_mentions(search, "BLOCK_SIZE of the launch of norm_kernel")) << "computed from the input";
+}
+
+TEST(TunableKnobs, RewritingChangesOnlyTheLiteralsAndTheResultParses) {
+  const auto search = find_knobs(kCandidate);
+  std::vector<long long> values;
+  for (const auto& knob : search.knobs) {
+    values.push_back(knob.name == "BLOCK" ? 2048 : knob.name == "num_warps" ? 8 : knob.value);
+  }
+  const auto rewritten = rewrite_knobs(kCandidate, search.knobs, values);
+  EXPECT_NE(rewritten.find("BLOCK = 2048\n"), std::string::npos);
+  EXPECT_NE(rewritten.find("self.warps = 8\n"), std::string::npos);
+  EXPECT_NE(rewritten.find("TILE = 64\n"), std::string::npos);
+  EXPECT_EQ(rewritten.size(), std::string(kCandidate).size()) << "1024 -> 2048 and 4 -> 8 keep the length";
+  EXPECT_TRUE(source::parse_module(rewritten).ok());
+  const auto again = find_knobs(rewritten);
+  EXPECT_EQ(knob_named(again, "BLOCK")->value, 2048);
+
+  auto wrong = values;
+  wrong.front() = 3;
+  EXPECT_THROW(rewrite_knobs(kCandidate, search.knobs, wrong), std::invalid_argument) << "not a choice";
+  EXPECT_THROW(rewrite_knobs("x = 1\n", search.knobs, values), std::invalid_argument) << "another source";
+  EXPECT_THROW(find_knobs("def broken(:\n"), std::invalid_argument);
+}
+
+TEST(TunableKnobs, TheStarterMatmulExposesItsTilesGroupWarpsAndStages) {
+  const auto source = test_support::file_text(std::filesystem::path(KFORGE_SOURCE_DIR) /
+                                              "problems/starter/13_matmul_fp16/solution.py");
+  const auto search = find_knobs(source);
+  for (const char* name : {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"}) {
+    ASSERT_NE(knob_named(search, name), nullptr) << name;
+  }
+  EXPECT_EQ(knob_named(search, "GROUP_M")->kind, KnobKind::group_size);
+  EXPECT_EQ(knob_named(search, "BLOCK_M")->value, 128);
+}
+
+TEST(TunableKnobs, AnAutotunedKernelsSizesBelongToItsConfigs) {
+  const auto search = find_knobs(R"(import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4)], key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+class ModelNew:
+    def forward(self, x):
+        k[(1,)](x, x.numel(), BLOCK=128)
+        return x
+)");
+  EXPECT_EQ(knob_named(search, "BLOCK"), nullptr);
+  EXPECT_TRUE(fixed_mentions(search, "autotune"));
+}
+
+}  // namespace
+}  // namespace kforge::optimize
