@@ -131,8 +131,7 @@ std::vector<long long> choices_for(KnobKind kind, long long value) {
       values.insert({1, 4, 8, 16});
       break;
     case KnobKind::block_size:
-      for (long long candidate = std::max(16LL, value / 4); candidate <= std::min(16384LL, value * 4);
-           candidate *= 2) {
+      for (long long candidate = 16; candidate <= 16384; candidate *= 2) {
         values.insert(candidate);
       }
       break;

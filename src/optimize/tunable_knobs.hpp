@@ -23,7 +23,7 @@ struct Knob {
   source::SourceLocation location;   // of the literal
   std::string literal;               // its source text
   long long value = 0;
-  std::vector<long long> choices;  // the values the tuner may try, the current one included
+  std::vector<long long> choices;  // the values the tuner may try, ascending, the current one included
 };
 
 struct KnobSearch {

@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "optimize/knob_tuner.hpp"
+
+namespace kforge::optimize {
+namespace {
+
+constexpr const char* kCandidate = R"(import torch
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        scale_kernel[(4,)](x, out, x.numel(), BLOCK=BLOCK, num_warps=4)
+        return out
+)";
+
+long long value_of(const KnobSearch& search, const std::string& name) {
+  return std::find_if(search.knobs.begin(), search.knobs.end(),
+                      [&](const Knob& knob) { return knob.name == name; })
+      ->value;
+}
+
+// A made-up machine: fastest at BLOCK 4096 with 8 warps; BLOCK 16384 breaks the kernel. It reads the
+// values back from the rewritten source, as the verdict pipeline would run exactly that source.
+ProposalResult model_machine(const std::string& source, Measurement /*measurement*/) {
+  const auto search = find_knobs(source);
+  const auto block = static_cast<double>(value_of(search, "BLOCK"));
+  const auto warps = static_cast<double>(value_of(search, "num_warps"));
+  if (block > 8192) {
+    return {false, std::nullopt, "rejected at correctness: output mismatch"};
+  }
+  const double ms = 1.0 + 0.1 * std::abs(std::log2(block) - 12) + 0.05 * std::abs(std::log2(warps) - 3);
+  return {true, ms, "accepted"};
+}
+
+TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  ASSERT_EQ(knobs.size(), 2U);
+  TunerSettings settings;
+  settings.max_evaluations = 100;
+  settings.priority = priority_for_bound("memory-bound");
+  const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
+  const auto best = find_knobs(outcome.best_source);
+  EXPECT_EQ(value_of(best, "BLOCK"), 4096);
+  EXPECT_EQ(value_of(best, "num_warps"), 8);
+  ASSERT_TRUE(outcome.baseline_ms && outcome.best_ms);
+  EXPECT_NEAR(*outcome.baseline_ms, 1.2 + 0.05, 1e-9);
+  EXPECT_NEAR(*outcome.best_ms, 1.0, 1e-9);
+  EXPECT_TRUE(std::any_of(outcome.attempts.begin(), outcome.attempts.end(), [](const TunerAttempt& attempt) {
+    return !attempt.result.accepted;
+  })) << "BLOCK 16384 was proposed and rejected";
+  EXPECT_FALSE(outcome.stop_reason.empty());
+  EXPECT_LE(outcome.attempts.size(), 100U);
+}
+
+TEST(KnobTuner, StopsAtTheBudget) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  TunerSettings settings;
+  settings.max_evaluations = 5;
+  const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
+  EXPECT_EQ(outcome.attempts.size(), 5U);
+  EXPECT_NE(outcome.stop_reason.find("budget of 5"), std::string::npos) << outcome.stop_reason;
+}
+
+TEST(KnobTuner, AStartingCandidateWithoutATimingIsReportedNotTuned) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  const auto outcome = tune_knobs(kCandidate, knobs, TunerSettings{}, [](const std::string&, Measurement) {
+    return ProposalResult{false, std::nullopt, "rejected at static: no launch"};
+  });
+  EXPECT_EQ(outcome.attempts.size(), 1U);
+  EXPECT_EQ(outcome.best_source, kCandidate);
+  EXPECT_NE(outcome.stop_reason.find("rejected at static"), std::string::npos);
+}
+
+TEST(KnobTuner, NoiseBelowTheMinimumImprovementDoesNotMoveTheBest) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  TunerSettings settings;
+  settings.min_improvement = 0.5;  // nothing in the model machine is twice as fast
+  const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
+  EXPECT_EQ(outcome.best_source, kCandidate);
+  EXPECT_NE(outcome.stop_reason.find("no improvement"), std::string::npos) << outcome.stop_reason;
+}
+
+}  // namespace
+}  // namespace kforge::optimize
