@@ -53,6 +53,7 @@ class Search {
       return std::move(outcome_);
     }
     outcome_.baseline_ms = outcome_.best_ms = baseline.candidate_ms;
+    outcome_.best_ms_after_round.push_back(*outcome_.best_ms);
     int idle_rounds = 0;
     std::vector<Move> good_moves;
     for (int round = 1;; ++round) {
@@ -62,6 +63,7 @@ class Search {
         break;
       }
       const bool improved = run_round(round, proposals, good_moves);
+      outcome_.best_ms_after_round.push_back(*outcome_.best_ms);
       idle_rounds = improved ? 0 : idle_rounds + 1;
       if (used_ >= settings_.max_evaluations) {
         outcome_.stop_reason = fmt::format("the budget of {} evaluations is used", settings_.max_evaluations);

@@ -46,6 +46,7 @@ struct TunerOutcome {
   std::optional<double> baseline_ms;
   std::optional<double> best_ms;
   std::vector<TunerAttempt> attempts;
+  std::vector<double> best_ms_after_round;  // index 0: the start; then one entry per round
   std::string stop_reason;
 };
 

@@ -60,6 +60,10 @@ TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
   ASSERT_TRUE(outcome.baseline_ms && outcome.best_ms);
   EXPECT_NEAR(*outcome.baseline_ms, 1.2 + 0.05, 1e-9);
   EXPECT_NEAR(*outcome.best_ms, 1.0, 1e-9);
+  ASSERT_GE(outcome.best_ms_after_round.size(), 2U);
+  EXPECT_EQ(outcome.best_ms_after_round.front(), *outcome.baseline_ms);
+  EXPECT_EQ(outcome.best_ms_after_round.back(), *outcome.best_ms);
+  EXPECT_TRUE(std::is_sorted(outcome.best_ms_after_round.rbegin(), outcome.best_ms_after_round.rend()));
   EXPECT_TRUE(std::any_of(outcome.attempts.begin(), outcome.attempts.end(), [](const TunerAttempt& attempt) {
     return !attempt.result.accepted;
   })) << "BLOCK 16384 was proposed and rejected";

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -111,6 +112,28 @@ TEST(TunableKnobs, TheStarterMatmulExposesItsTilesGroupWarpsAndStages) {
   }
   EXPECT_EQ(knob_named(search, "GROUP_M")->kind, KnobKind::group_size);
   EXPECT_EQ(knob_named(search, "BLOCK_M")->value, 128);
+}
+
+TEST(TunableKnobs, EveryBaselineSolutionExposesABlockSizeAndItsLaunchOptions) {
+  const auto suite = std::filesystem::path(KFORGE_SOURCE_DIR) / "problems" / "baseline";
+  int solutions = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(suite)) {
+    if (!entry.is_directory()) {
+      continue;
+    }
+    ++solutions;
+    const auto search = find_knobs(test_support::file_text(entry.path() / "solution.py"));
+    const auto has_kind = [&](KnobKind kind) {
+      return std::any_of(search.knobs.begin(), search.knobs.end(),
+                         [&](const Knob& knob) { return knob.kind == kind; });
+    };
+    EXPECT_TRUE(has_kind(KnobKind::block_size)) << entry.path();
+    EXPECT_TRUE(has_kind(KnobKind::num_warps)) << entry.path();
+    EXPECT_TRUE(has_kind(KnobKind::num_stages)) << entry.path();
+    EXPECT_TRUE(search.fixed.empty())
+        << entry.path() << ": " << (search.fixed.empty() ? "" : search.fixed.front());
+  }
+  EXPECT_GE(solutions, 12) << "issue 6 asks for at least 12 baseline kernels";
 }
 
 TEST(TunableKnobs, AnAutotunedKernelsSizesBelongToItsConfigs) {

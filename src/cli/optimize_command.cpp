@@ -1,0 +1,259 @@
+#include "cli/optimize_command.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "optimize/knob_tuner.hpp"
+#include "optimize/optimize_report.hpp"
+#include "profile/profile_run.hpp"
+#include "runner/environment_probe.hpp"
+#include "schedule/evaluation_identity.hpp"
+#include "source/code_extraction.hpp"
+#include "source/text_file.hpp"
+#include "store/result_store.hpp"
+#include "verify/eval_pipeline.hpp"
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kNearRoofline = 0.95;  // within 5% of the roofline there is nothing left to tune
+
+struct OptimizeOptions {
+  verify::EvalSettings settings;
+  std::string from;
+  std::string proposers = "tune";
+  std::string out;
+  std::string python;
+  std::string store;
+  bool no_store = false;
+  bool no_profile = false;
+  optimize::TunerSettings tuner;
+  double screen_time_s = 0.5;
+  double final_time_s = 2.0;
+};
+
+// Runs proposals through the verdict pipeline, with the result store in front (a rerun resumes).
+class VerdictEvaluator {
+ public:
+  VerdictEvaluator(const OptimizeOptions& options, store::ResultStore* store)
+      : options_(options), store_(store) {
+    if (store_ != nullptr) {
+      const auto python = runner::find_python_environment(options.settings.python);
+      facts_ = runner::probe_environment(python, options.settings.device);
+    }
+  }
+
+  // The objective is the candidate's time against a fixed reference: the first timed reference median
+  // over each proposal's paired speedup, so the drift between separate evaluations cancels.
+  optimize::ProposalResult operator()(const std::string& source, optimize::Measurement measurement) {
+    auto settings = options_.settings;
+    settings.candidate_text = source;
+    settings.timing.time_budget_s =
+        measurement == optimize::Measurement::final ? options_.final_time_s : options_.screen_time_s;
+    const auto verdict = verdict_for(settings);
+    verdicts_.push_back(verdict);
+    optimize::ProposalResult result{verdict.value("outcome", "") == "accepted", std::nullopt,
+                                    verdict.value("summary", "")};
+    const auto speedup = verdict.find("speedup");
+    if (result.accepted && speedup != verdict.end() && speedup->is_number() && speedup->get<double>() > 0) {
+      if (!reference_ms_) {
+        reference_ms_ = reference_median_ms(verdict);
+      }
+      if (reference_ms_) {
+        result.candidate_ms = *reference_ms_ / speedup->get<double>();
+      }
+    }
+    return result;
+  }
+
+  const std::vector<nlohmann::json>& verdicts() const { return verdicts_; }
+
+ private:
+  nlohmann::json verdict_for(const verify::EvalSettings& settings) {
+    std::optional<store::EvaluationIdentity> identity;
+    if (store_ != nullptr && facts_) {
+      identity = schedule::evaluation_identity(settings, *facts_);
+      if (auto stored = store_->find_verdict(*identity)) {
+        return *stored;
+      }
+    }
+    const auto verdict = verify::evaluate(settings);
+    auto document = verify::to_json(verdict);
+    if (identity && verdict.outcome != verify::Outcome::error) {
+      store_->put_verdict(*identity, document);
+    }
+    return document;
+  }
+
+  static std::optional<double> reference_median_ms(const nlohmann::json& verdict) {
+    for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
+      if (stage.value("name", "") == "performance") {
+        const auto pointer = nlohmann::json::json_pointer("/details/reference/median_ms");
+        if (stage.contains(pointer) && stage.at(pointer).is_number()) {
+          return stage.at(pointer).get<double>();
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  const OptimizeOptions& options_;
+  store::ResultStore* store_;
+  std::optional<runner::EnvironmentFacts> facts_;
+  std::optional<double> reference_ms_;
+  std::vector<nlohmann::json> verdicts_;
+};
+
+// The profile of one candidate source, or null with the reason in `notes`.
+nlohmann::json profile_of(const OptimizeOptions& options, const std::string& source, const std::string& gpu) {
+  if (options.no_profile) {
+    return nullptr;
+  }
+  profile::ProfileRunSettings run;
+  run.problem_path = options.settings.problem_path;
+  run.candidate_code = source;
+  run.device = options.settings.device;
+  run.seed = options.settings.seed;
+  run.small = options.settings.small;
+  run.sizes = options.settings.sizes;
+  run.python = options.settings.python;
+  run.gpu_identity = gpu;
+  run.ncu = profile::find_ncu(std::nullopt);
+  run.ncu_missing = "ncu was not found ($KFORGE_NCU, PATH, /usr/local/cuda/bin)";
+  return profile::to_json(profile::build_profile_report(profile::gather_profile_evidence(run)));
+}
+
+std::string bound_of(const nlohmann::json& profile) {
+  if (!profile.is_object() || profile["kernels"].empty() || !profile["kernels"][0]["roofline"].is_object()) {
+    return "";
+  }
+  return profile["kernels"][0]["roofline"].value("bound", "");
+}
+
+std::string read_candidate(const std::string& path) {
+  const auto extracted = source::extract_code(source::read_text_file(path));
+  if (!extracted.ok()) {
+    throw std::invalid_argument(fmt::format("{}: {}", path, extracted.error));
+  }
+  return extracted.code->code;
+}
+
+int run_optimize(OptimizeOptions& options) {
+  if (options.proposers != "tune") {
+    std::cerr << "kforge optimize: only --proposers tune is built so far (the LLM proposer is not; "
+                 "docs/optimize.md)\n";
+    return 2;
+  }
+  if (!options.python.empty()) {
+    options.settings.python = options.python;
+  }
+  std::string source;
+  try {
+    source = read_candidate(options.from);
+  } catch (const std::exception& error) {
+    std::cerr << "kforge optimize: cannot read the starting candidate: " << error.what() << "\n";
+    return 2;
+  }
+  const auto search = optimize::find_knobs(source);
+  // The start is verified (and its device learnt) before anything is tuned.
+  options.settings.candidate_text = source;
+  options.settings.timing.time_budget_s = options.final_time_s;
+  const auto start = verify::to_json(verify::evaluate(options.settings));
+  const auto device = start["device"].value("device", std::string("cpu"));
+  if (start.value("outcome", "") != "accepted") {
+    std::cerr << fmt::format("kforge optimize: the starting candidate is not accepted: {}\n",
+                             start.value("summary", ""));
+    return start.value("outcome", "") == "rejected" ? 1 : 2;
+  }
+  if (device.rfind("cuda", 0) != 0) {
+    std::cerr << "kforge optimize: tuning needs a GPU: on the CPU the Triton interpreter gives no timing to "
+                 "compare (the start is accepted)\n";
+    return 2;
+  }
+  options.settings.device = device;
+  const auto gpu = start["device"].value("uuid", device);
+  std::unique_ptr<store::ResultStore> store;
+  if (!options.no_store) {
+    store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()
+                                                           : fs::path(options.store));
+  }
+  const auto before = profile_of(options, source, gpu);
+  options.tuner.priority = optimize::priority_for_bound(bound_of(before));
+  VerdictEvaluator evaluator(options, store.get());
+  auto outcome = optimize::TunerOutcome{};
+  const auto before_fraction = before.is_object()
+                                   ? before.value("fraction_of_roofline", nlohmann::json(nullptr))
+                                   : nlohmann::json(nullptr);
+  if (search.knobs.empty()) {
+    outcome.best_source = source;
+    outcome.stop_reason = "the candidate has no knobs the tuner can rewrite";
+  } else if (before_fraction.is_number() && before_fraction.get<double>() >= kNearRoofline) {
+    outcome.best_source = source;
+    outcome.stop_reason =
+        fmt::format("its kernels already run at {:.0f}% of the roofline (tuning stops at {:.0f}%)",
+                    100 * before_fraction.get<double>(), 100 * kNearRoofline);
+  } else {
+    outcome = optimize::tune_knobs(source, search.knobs, options.tuner, std::ref(evaluator));
+  }
+  const auto after = outcome.best_source == source ? before : profile_of(options, outcome.best_source, gpu);
+  const fs::path out = options.out.empty()
+                           ? fs::path("kforge-optimize") / options.settings.problem_path.stem()
+                           : fs::path(options.out);
+  fs::create_directories(out);
+  std::ofstream(out / "best.py") << outcome.best_source;
+  const auto report = optimize::optimize_report({options.settings.problem_path.string(), options.from,
+                                                 start["device"], search, outcome, before, after});
+  std::ofstream(out / "report.json") << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                                     << "\n";
+  std::ofstream(out / "report.html") << optimize::render_report_html(report);
+  std::cout << optimize::render_report_text(report);
+  std::cout << fmt::format("wrote {}/best.py, report.json, report.html\n", out.string());
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_optimize_command(CLI::App& app) {
+  auto options = std::make_shared<OptimizeOptions>();
+  auto& settings = options->settings;
+  auto* command = app.add_subcommand(
+      "optimize",
+      "Tune a verified Triton candidate: its block sizes, warps and stages, every proposal verified "
+      "(docs/optimize.md)");
+  command->add_option("--problem,-p", settings.problem_path, "problem file")->required();
+  command->add_option("--from", options->from, "the starting candidate (class ModelNew)")->required();
+  settings.candidate_path = "optimize-proposal.py";
+  command->add_option("--proposers", options->proposers, "tune (the built-in tuner)")->capture_default_str();
+  command->add_option("--budget", options->tuner.max_evaluations, "verdicts at most, screening included")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  command->add_option("--patience", options->tuner.patience, "rounds without improvement before stopping")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command->add_option("--out,-o", options->out,
+                      "folder for best.py, report.json, report.html "
+                      "(default kforge-optimize/<problem>)");
+  command->add_option("--device,-d", settings.device, "auto (GPU if present) or cuda:N")
+      ->capture_default_str();
+  command->add_option("--screen-time", options->screen_time_s, "seconds of timing to screen a proposal")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--final-time", options->final_time_s, "seconds of timing for a finalist")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag("--no-profile", options->no_profile, "do not profile the start and the best with ncu");
+  command->add_option("--store", options->store, "result store (a rerun resumes from it)");
+  command->add_flag("--no-store", options->no_store, "evaluate every proposal afresh");
+  command->add_flag("--small", settings.small, "use the problem's KFORGE_SMALL sizes");
+  command->add_option("--python", options->python, "Python interpreter with torch and triton");
+  return [options, command]() { return command->parsed() ? run_optimize(*options) : -1; };
+}
+
+}  // namespace kforge::cli
