@@ -11,8 +11,7 @@
 #include "optimize/knob_tuner.hpp"
 #include "optimize/optimize_report.hpp"
 #include "profile/profile_run.hpp"
-#include "runner/environment_probe.hpp"
-#include "schedule/evaluation_identity.hpp"
+#include "schedule/eval_engine.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "store/result_store.hpp"
@@ -39,26 +38,53 @@ struct OptimizeOptions {
   double final_time_s = 2.0;
 };
 
-// Runs proposals through the verdict pipeline, with the result store in front (a rerun resumes).
-class VerdictEvaluator {
+// Runs each round's proposals through the batch engine: one warm judge for the problem (its reference
+// outputs and timings cached), candidates forked from a zygote, compile and correctness side by side,
+// timing one at a time; the result store in front, so a rerun resumes.
+class EngineEvaluator {
  public:
-  VerdictEvaluator(const OptimizeOptions& options, store::ResultStore* store)
-      : options_(options), store_(store) {
-    if (store_ != nullptr) {
-      const auto python = runner::find_python_environment(options.settings.python);
-      facts_ = runner::probe_environment(python, options.settings.device);
-    }
-  }
+  EngineEvaluator(const OptimizeOptions& options, store::ResultStore* store)
+      : options_(options), engine_(engine_options(options, store)) {}
 
   // The objective is the candidate's time against a fixed reference: the first timed reference median
   // over each proposal's paired speedup, so the drift between separate evaluations cancels.
-  optimize::ProposalResult operator()(const std::string& source, optimize::Measurement measurement) {
-    auto settings = options_.settings;
-    settings.candidate_text = source;
-    settings.timing.time_budget_s =
-        measurement == optimize::Measurement::final ? options_.final_time_s : options_.screen_time_s;
-    const auto verdict = verdict_for(settings);
-    verdicts_.push_back(verdict);
+  std::vector<optimize::ProposalResult> operator()(const std::vector<std::string>& sources,
+                                                   optimize::Measurement measurement) {
+    std::vector<schedule::EvalJob> jobs;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      schedule::EvalJob job;
+      job.index = i;
+      job.problem = options_.settings.problem_path.stem().string();
+      job.settings = options_.settings;
+      job.settings.candidate_text = sources[i];
+      job.settings.timing.time_budget_s =
+          measurement == optimize::Measurement::final ? options_.final_time_s : options_.screen_time_s;
+      jobs.push_back(std::move(job));
+    }
+    std::vector<nlohmann::json> verdicts(sources.size());
+    engine_.submit(std::move(jobs), [&verdicts](const schedule::EvalOutcome& outcome) {
+      verdicts.at(outcome.index) = outcome.verdict;
+    });
+    engine_.wait_idle();
+    std::vector<optimize::ProposalResult> results;
+    results.reserve(verdicts.size());
+    for (const auto& verdict : verdicts) {
+      results.push_back(result_of(verdict));
+    }
+    return results;
+  }
+
+ private:
+  static schedule::SchedulerOptions engine_options(const OptimizeOptions& options,
+                                                   store::ResultStore* store) {
+    schedule::SchedulerOptions engine;
+    engine.devices = {options.settings.device};
+    engine.store = store;
+    engine.python = options.settings.python;
+    return engine;
+  }
+
+  optimize::ProposalResult result_of(const nlohmann::json& verdict) {
     optimize::ProposalResult result{verdict.value("outcome", "") == "accepted", std::nullopt,
                                     verdict.value("summary", "")};
     const auto speedup = verdict.find("speedup");
@@ -71,25 +97,6 @@ class VerdictEvaluator {
       }
     }
     return result;
-  }
-
-  const std::vector<nlohmann::json>& verdicts() const { return verdicts_; }
-
- private:
-  nlohmann::json verdict_for(const verify::EvalSettings& settings) {
-    std::optional<store::EvaluationIdentity> identity;
-    if (store_ != nullptr && facts_) {
-      identity = schedule::evaluation_identity(settings, *facts_);
-      if (auto stored = store_->find_verdict(*identity)) {
-        return *stored;
-      }
-    }
-    const auto verdict = verify::evaluate(settings);
-    auto document = verify::to_json(verdict);
-    if (identity && verdict.outcome != verify::Outcome::error) {
-      store_->put_verdict(*identity, document);
-    }
-    return document;
   }
 
   static std::optional<double> reference_median_ms(const nlohmann::json& verdict) {
@@ -105,10 +112,8 @@ class VerdictEvaluator {
   }
 
   const OptimizeOptions& options_;
-  store::ResultStore* store_;
-  std::optional<runner::EnvironmentFacts> facts_;
+  schedule::EvalEngine engine_;
   std::optional<double> reference_ms_;
-  std::vector<nlohmann::json> verdicts_;
 };
 
 // The profile of one candidate source, or null with the reason in `notes`.
@@ -186,7 +191,7 @@ int run_optimize(OptimizeOptions& options) {
   }
   const auto before = profile_of(options, source, gpu);
   options.tuner.priority = optimize::priority_for_bound(bound_of(before));
-  VerdictEvaluator evaluator(options, store.get());
+  EngineEvaluator evaluator(options, store.get());
   auto outcome = optimize::TunerOutcome{};
   const auto before_fraction = before.is_object()
                                    ? before.value("fraction_of_roofline", nlohmann::json(nullptr))

@@ -44,7 +44,7 @@ class Search {
       best.push_back(knob.value);
     }
     tried_.insert(best);
-    const auto baseline = measure(0, best, Measurement::final);
+    const auto baseline = measure(0, {best}, Measurement::final).front();
     outcome_.best_values = best;
     outcome_.best_source = source_;
     if (!baseline.accepted || !baseline.candidate_ms) {
@@ -79,11 +79,22 @@ class Search {
   }
 
  private:
-  ProposalResult measure(int round, const Values& values, Measurement measurement) {
-    ++used_;
-    auto result = evaluate_(rewrite_knobs(source_, knobs_, values), measurement);
-    outcome_.attempts.push_back(TunerAttempt{round, values, measurement, result});
-    return result;
+  // Evaluates as many of the proposals as the budget allows, together; one result per proposal run.
+  std::vector<ProposalResult> measure(int round, std::vector<Values> proposals, Measurement measurement) {
+    const auto left = static_cast<std::size_t>(std::max(0, settings_.max_evaluations - used_));
+    proposals.resize(std::min(proposals.size(), left));
+    std::vector<std::string> sources;
+    sources.reserve(proposals.size());
+    for (const auto& values : proposals) {
+      sources.push_back(rewrite_knobs(source_, knobs_, values));
+    }
+    auto results = proposals.empty() ? std::vector<ProposalResult>{} : evaluate_(sources, measurement);
+    results.resize(proposals.size(), ProposalResult{false, std::nullopt, "the evaluator returned no result"});
+    used_ += static_cast<int>(proposals.size());
+    for (std::size_t i = 0; i < proposals.size(); ++i) {
+      outcome_.attempts.push_back(TunerAttempt{round, proposals[i], measurement, results[i]});
+    }
+    return results;
   }
 
   // Single-knob changes of the best (priority order first), then pairs of last round's good moves.
@@ -125,31 +136,31 @@ class Search {
     std::vector<std::pair<double, Values>> screened;
     const Values previous_best = outcome_.best_values;
     good_moves.clear();
-    for (const auto& values : proposals) {
-      if (used_ >= settings_.max_evaluations) {
-        break;
-      }
-      const auto result = measure(round, values, Measurement::screening);
+    const auto results = measure(round, proposals, Measurement::screening);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& result = results[i];
       if (result.accepted && result.candidate_ms && *result.candidate_ms < best_ms) {
-        screened.emplace_back(*result.candidate_ms, values);
-        for (std::size_t knob = 0; knob < values.size(); ++knob) {
-          if (values[knob] != previous_best[knob]) {
-            good_moves.push_back(Move{knob, values[knob]});
+        screened.emplace_back(*result.candidate_ms, proposals[i]);
+        for (std::size_t knob = 0; knob < proposals[i].size(); ++knob) {
+          if (proposals[i][knob] != previous_best[knob]) {
+            good_moves.push_back(Move{knob, proposals[i][knob]});
           }
         }
       }
     }
     std::sort(screened.begin(), screened.end());
+    screened.resize(std::min(settings_.finalists, screened.size()));
+    std::vector<Values> finalists;
+    for (auto& entry : screened) {
+      finalists.push_back(std::move(entry.second));
+    }
+    const auto timed = measure(round, finalists, Measurement::final);
     bool improved = false;
-    for (std::size_t i = 0; i < std::min(settings_.finalists, screened.size()); ++i) {
-      if (used_ >= settings_.max_evaluations) {
-        break;
-      }
-      const auto result = measure(round, screened[i].second, Measurement::final);
-      if (result.accepted && result.candidate_ms &&
-          *result.candidate_ms < *outcome_.best_ms * (1.0 - settings_.min_improvement)) {
-        outcome_.best_ms = result.candidate_ms;
-        outcome_.best_values = screened[i].second;
+    for (std::size_t i = 0; i < timed.size(); ++i) {
+      if (timed[i].accepted && timed[i].candidate_ms &&
+          *timed[i].candidate_ms < *outcome_.best_ms * (1.0 - settings_.min_improvement)) {
+        outcome_.best_ms = timed[i].candidate_ms;
+        outcome_.best_values = finalists[i];
         improved = true;
       }
     }

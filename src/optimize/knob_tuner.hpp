@@ -20,8 +20,10 @@ struct ProposalResult {
   std::string summary;                 // the verdict's one-line summary
 };
 
-// Runs one candidate source through the full verdict pipeline.
-using ProposalEvaluator = std::function<ProposalResult(const std::string& source, Measurement measurement)>;
+// Runs candidate sources through the full verdict pipeline, together (one result per source, in order):
+// a round's proposals share a warm judge and run side by side up to the timing.
+using ProposalEvaluator = std::function<std::vector<ProposalResult>(const std::vector<std::string>& sources,
+                                                                    Measurement measurement)>;
 
 // One attempt of the search, for the report.
 struct TunerAttempt {

@@ -36,7 +36,7 @@ long long value_of(const KnobSearch& search, const std::string& name) {
 
 // A made-up machine: fastest at BLOCK 4096 with 8 warps; BLOCK 16384 breaks the kernel. It reads the
 // values back from the rewritten source, as the verdict pipeline would run exactly that source.
-ProposalResult model_machine(const std::string& source, Measurement /*measurement*/) {
+ProposalResult model_run(const std::string& source) {
   const auto search = find_knobs(source);
   const auto block = static_cast<double>(value_of(search, "BLOCK"));
   const auto warps = static_cast<double>(value_of(search, "num_warps"));
@@ -45,6 +45,15 @@ ProposalResult model_machine(const std::string& source, Measurement /*measuremen
   }
   const double ms = 1.0 + 0.1 * std::abs(std::log2(block) - 12) + 0.05 * std::abs(std::log2(warps) - 3);
   return {true, ms, "accepted"};
+}
+
+std::vector<ProposalResult> model_machine(const std::vector<std::string>& sources,
+                                          Measurement /*measurement*/) {
+  std::vector<ProposalResult> results;
+  for (const auto& source : sources) {
+    results.push_back(model_run(source));
+  }
+  return results;
 }
 
 TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
@@ -82,9 +91,11 @@ TEST(KnobTuner, StopsAtTheBudget) {
 
 TEST(KnobTuner, AStartingCandidateWithoutATimingIsReportedNotTuned) {
   const auto knobs = find_knobs(kCandidate).knobs;
-  const auto outcome = tune_knobs(kCandidate, knobs, TunerSettings{}, [](const std::string&, Measurement) {
-    return ProposalResult{false, std::nullopt, "rejected at static: no launch"};
-  });
+  const auto rejecting = [](const std::vector<std::string>& sources, Measurement) {
+    return std::vector<ProposalResult>(sources.size(),
+                                       ProposalResult{false, std::nullopt, "rejected at static: no launch"});
+  };
+  const auto outcome = tune_knobs(kCandidate, knobs, TunerSettings{}, rejecting);
   EXPECT_EQ(outcome.attempts.size(), 1U);
   EXPECT_EQ(outcome.best_source, kCandidate);
   EXPECT_NE(outcome.stop_reason.find("rejected at static"), std::string::npos);
