@@ -151,6 +151,7 @@ class Search {
     std::sort(screened.begin(), screened.end());
     screened.resize(std::min(settings_.finalists, screened.size()));
     std::vector<Values> finalists;
+    finalists.reserve(screened.size());
     for (auto& entry : screened) {
       finalists.push_back(std::move(entry.second));
     }
