@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/profile_settings.hpp"
 #include "optimize/knob_tuner.hpp"
 #include "optimize/optimize_report.hpp"
 #include "profile/profile_run.hpp"
@@ -121,15 +122,7 @@ nlohmann::json profile_of(const OptimizeOptions& options, const std::string& sou
   if (options.no_profile) {
     return nullptr;
   }
-  profile::ProfileRunSettings run;
-  run.problem_path = options.settings.problem_path;
-  run.candidate_code = source;
-  run.device = options.settings.device;
-  run.seed = options.settings.seed;
-  run.small = options.settings.small;
-  run.sizes = options.settings.sizes;
-  run.python = options.settings.python;
-  run.gpu_identity = gpu;
+  auto run = profile_run_settings(options.settings, source, options.settings.device, gpu);
   run.ncu = profile::find_ncu(std::nullopt);
   run.ncu_missing = "ncu was not found ($KFORGE_NCU, PATH, /usr/local/cuda/bin)";
   return profile::to_json(profile::build_profile_report(profile::gather_profile_evidence(run)));

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/profile_settings.hpp"
 #include "profile/profile_run.hpp"
 #include "report/profile_terminal_report.hpp"
 #include "report/terminal_report.hpp"
@@ -65,16 +66,9 @@ nlohmann::json profile_document(const ProfileOptions& options, const nlohmann::j
         "Compute profile, no compiled-kernel facts and no roofline; the verdict above is all there is");
     return document;
   }
-  profile::ProfileRunSettings run;
-  run.problem_path = options.settings.problem_path;
   const auto extracted = source::extract_code(source::read_text_file(options.settings.candidate_path));
-  run.candidate_code = extracted.code ? extracted.code->code : std::string();
-  run.device = device;
-  run.seed = options.settings.seed;
-  run.small = options.settings.small;
-  run.sizes = options.settings.sizes;
-  run.python = options.settings.python;
-  run.gpu_identity = verdict["device"].value("uuid", device);
+  auto run = profile_run_settings(options.settings, extracted.code ? extracted.code->code : std::string(),
+                                  device, verdict["device"].value("uuid", device));
   run.timeout_s = options.run_timeout_s;
   if (!options.ceilings.empty()) {
     run.ceilings_file = options.ceilings;

@@ -49,11 +49,17 @@ bool mentions(const std::vector<std::string>& findings, const std::string& text)
                      [&](const std::string& finding) { return finding.find(text) != std::string::npos; });
 }
 
-TEST(ProfileReport, JoinsNcuLaunchesWithTritonsFactsByName) {
+// The H100 profile of the gelu kernel, joined with compiled-kernel facts under `kernel`'s name.
+ProfileEvidence gelu_evidence(const std::string& kernel, nlohmann::json sass) {
   ProfileEvidence evidence;
   evidence.ncu = parse_ncu_raw_csv(ncu_fixture("gelu_tanh_raw.csv"));
-  evidence.triton = profiler_output_from_json(profiler_output("gelu_tanh_kernel", sass_counts(2, 2)));
+  evidence.triton = profiler_output_from_json(profiler_output(kernel, std::move(sass)));
   evidence.ceilings = h100();
+  return evidence;
+}
+
+TEST(ProfileReport, JoinsNcuLaunchesWithTritonsFactsByName) {
+  const auto evidence = gelu_evidence("gelu_tanh_kernel", sass_counts(2, 2));
   const auto report = build_profile_report(evidence);
   ASSERT_EQ(report.kernels.size(), 1U);
   const auto& kernel = report.kernels.front();
@@ -74,11 +80,7 @@ TEST(ProfileReport, JoinsNcuLaunchesWithTritonsFactsByName) {
 }
 
 TEST(ProfileReport, NarrowLoadsOfAMemoryBoundKernelAreCalledOut) {
-  ProfileEvidence evidence;
-  evidence.ncu = parse_ncu_raw_csv(ncu_fixture("gelu_tanh_raw.csv"));
-  evidence.triton = profiler_output_from_json(profiler_output("gelu_tanh_kernel", sass_counts(4, 0)));
-  evidence.ceilings = h100();
-  const auto report = build_profile_report(evidence);
+  const auto report = build_profile_report(gelu_evidence("gelu_tanh_kernel", sass_counts(4, 0)));
   EXPECT_TRUE(mentions(report.kernels.front().diagnosis, "none of its 4 global loads is 128 bits wide"));
 }
 
@@ -97,11 +99,7 @@ TEST(ProfileReport, SpillsAndWarpLevelMmaOnHopperAreCalledOut) {
 }
 
 TEST(ProfileReport, AKernelThatIsNotTheCandidatesTritonKernelIsNamedSo) {
-  ProfileEvidence evidence;
-  evidence.ncu = parse_ncu_raw_csv(ncu_fixture("gelu_tanh_raw.csv"));
-  evidence.triton = profiler_output_from_json(profiler_output("some_other_kernel", sass_counts(2, 2)));
-  evidence.ceilings = h100();
-  const auto report = build_profile_report(evidence);
+  const auto report = build_profile_report(gelu_evidence("some_other_kernel", sass_counts(2, 2)));
   ASSERT_EQ(report.kernels.size(), 1U);
   EXPECT_FALSE(report.kernels.front().triton.has_value());
   EXPECT_TRUE(mentions(report.kernels.front().diagnosis, "not one of the candidate's Triton kernels"));
