@@ -117,7 +117,8 @@ class EngineEvaluator {
   std::optional<double> reference_ms_;
 };
 
-// The profile of one candidate source, or null with the reason in `notes`.
+// The profile of one candidate source (its notes say what could not be measured), or null when it was
+// not asked for or could not run at all (then kforge says why and tunes without a diagnosis).
 nlohmann::json profile_of(const OptimizeOptions& options, const std::string& source, const std::string& gpu) {
   if (options.no_profile) {
     return nullptr;
@@ -125,7 +126,12 @@ nlohmann::json profile_of(const OptimizeOptions& options, const std::string& sou
   auto run = profile_run_settings(options.settings, source, options.settings.device, gpu);
   run.ncu = profile::find_ncu(std::nullopt);
   run.ncu_missing = "ncu was not found ($KFORGE_NCU, PATH, /usr/local/cuda/bin)";
-  return profile::to_json(profile::build_profile_report(profile::gather_profile_evidence(run)));
+  try {
+    return profile::to_json(profile::build_profile_report(profile::gather_profile_evidence(run)));
+  } catch (const std::exception& error) {
+    std::cerr << "kforge optimize: no profile (" << error.what() << "); tuning without a diagnosis\n";
+    return nullptr;
+  }
 }
 
 std::string bound_of(const nlohmann::json& profile) {
@@ -159,7 +165,6 @@ int run_optimize(OptimizeOptions& options) {
     std::cerr << "kforge optimize: cannot read the starting candidate: " << error.what() << "\n";
     return 2;
   }
-  const auto search = optimize::find_knobs(source);
   // The start is verified (and its device learnt) before anything is tuned.
   options.settings.candidate_text = source;
   options.settings.timing.time_budget_s = options.final_time_s;
@@ -177,6 +182,7 @@ int run_optimize(OptimizeOptions& options) {
   }
   options.settings.device = device;
   const auto gpu = start["device"].value("uuid", device);
+  const auto search = optimize::find_knobs(source);  // it parses: the verdict pipeline accepted it
   std::unique_ptr<store::ResultStore> store;
   if (!options.no_store) {
     store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()
@@ -204,8 +210,14 @@ int run_optimize(OptimizeOptions& options) {
   const fs::path out = options.out.empty()
                            ? fs::path("kforge-optimize") / options.settings.problem_path.stem()
                            : fs::path(options.out);
-  fs::create_directories(out);
-  std::ofstream(out / "best.py") << outcome.best_source;
+  std::error_code error;
+  fs::create_directories(out, error);
+  if (error || !(std::ofstream(out / "best.py") << outcome.best_source)) {
+    std::cerr << fmt::format("kforge optimize: cannot write into {} ({}); the best source follows\n{}",
+                             out.string(), error ? error.message() : "a file cannot be written",
+                             outcome.best_source);
+    return 2;
+  }
   const auto report = optimize::optimize_report({options.settings.problem_path.string(), options.from,
                                                  start["device"], search, outcome, before, after});
   std::ofstream(out / "report.json") << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
