@@ -74,7 +74,13 @@ nlohmann::json profile_document(const ProfileOptions& options, const nlohmann::j
     run.ceilings_file = options.ceilings;
   }
   choose_ncu(options, run);
-  const auto evidence = profile::gather_profile_evidence(run);
+  profile::ProfileEvidence evidence;
+  try {
+    evidence = profile::gather_profile_evidence(run);
+  } catch (const std::exception& error) {  // no Python, a scratch folder, or the GPU's lease: say which
+    document["notes"].push_back(fmt::format("the profiled run could not start: {}", error.what()));
+    return document;
+  }
   const auto report = profile::build_profile_report(evidence);
   auto body = profile::to_json(report);
   document["kernels"] = body["kernels"];
@@ -109,8 +115,10 @@ int run_profile(ProfileOptions& options) {
     std::cout << (options.json ? verdict.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                                : report::render_terminal(verdict, false));
     std::cerr
-        << "kforge profile: only an accepted candidate is profiled (a wrong or dishonest kernel's speed "
-           "means nothing); fix what the verdict says first\n";
+        << (outcome == "rejected"
+                ? "kforge profile: only an accepted candidate is profiled (a wrong or dishonest kernel's "
+                  "speed means nothing); fix what the verdict says first\n"
+                : "kforge profile: the evaluation failed (the error above); nothing was profiled\n");
     return outcome == "rejected" ? 1 : 2;
   }
   const auto document = profile_document(options, verdict);
