@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/profile_settings.hpp"
+#include "optimize/chat_endpoint.hpp"
 #include "optimize/knob_tuner.hpp"
+#include "optimize/llm_search.hpp"
 #include "optimize/optimize_report.hpp"
 #include "profile/profile_run.hpp"
 #include "schedule/eval_engine.hpp"
@@ -28,13 +33,17 @@ constexpr double kNearRoofline = 0.95;  // within 5% of the roofline there is no
 struct OptimizeOptions {
   verify::EvalSettings settings;
   std::string from;
-  std::string proposers = "tune";
+  std::vector<std::string> proposers{"tune"};
   std::string out;
   std::string python;
   std::string store;
   bool no_store = false;
   bool no_profile = false;
-  optimize::TunerSettings tuner;
+  bool verify_only = false;
+  optimize::SearchLimits limits;
+  double time_limit_s = 0;  // 0: none
+  optimize::ChatEndpoint endpoint;
+  int samples = 4;
   double screen_time_s = 0.5;
   double final_time_s = 2.0;
 };
@@ -149,14 +158,96 @@ std::string read_candidate(const std::string& path) {
   return extracted.code->code;
 }
 
+// Why these proposers cannot run as asked, or "" when they can.
+std::string proposer_problem(const OptimizeOptions& options) {
+  if (options.proposers.empty()) {
+    return "--proposers needs at least one of tune, llm";
+  }
+  for (std::size_t i = 0; i < options.proposers.size(); ++i) {
+    const auto& name = options.proposers[i];
+    if (name != "tune" && name != "llm") {
+      return fmt::format("unknown proposer '{}': expected tune, llm or both (tune,llm)", name);
+    }
+    if (std::find(options.proposers.begin(), options.proposers.begin() + static_cast<std::ptrdiff_t>(i),
+                  name) != options.proposers.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return fmt::format("proposer '{}' is named twice", name);
+    }
+  }
+  const bool llm =
+      std::find(options.proposers.begin(), options.proposers.end(), "llm") != options.proposers.end();
+  if (llm && (options.endpoint.url.empty() || options.endpoint.model.empty())) {
+    return "--proposers llm needs --llm-url (e.g. http://127.0.0.1:8000/v1) and --model (docs/optimize.md)";
+  }
+  return "";
+}
+
+// The inputs every proposer shares.
+struct SearchInputs {
+  std::string start_source;
+  nlohmann::json profile;  // of the start, or null
+  optimize::KnobSearch knobs;
+};
+
+// One proposer's search from `source`, with what is left of the budget.
+optimize::SearchOutcome run_proposer(const std::string& proposer, const std::string& source,
+                                     const OptimizeOptions& options, const SearchInputs& inputs, int used,
+                                     const optimize::ProposalEvaluator& evaluate,
+                                     optimize::KnobSearch& searched_knobs) {
+  auto limits = options.limits;
+  limits.max_evaluations = std::max(1, options.limits.max_evaluations - used);
+  if (proposer == "tune") {
+    searched_knobs = source == inputs.start_source ? inputs.knobs : optimize::find_knobs(source);
+    if (searched_knobs.knobs.empty()) {
+      optimize::SearchOutcome none;
+      none.best_source = source;
+      none.stop_reason = "the candidate has no knobs the tuner can rewrite";
+      return none;
+    }
+    optimize::TunerSettings tuner{limits, 3, optimize::priority_for_bound(bound_of(inputs.profile))};
+    return optimize::tune_knobs(source, searched_knobs.knobs, tuner, evaluate);
+  }
+  const optimize::LlmContext context{source::read_text_file(options.settings.problem_path),
+                                     optimize::diagnosis_text(inputs.profile)};
+  const optimize::LlmSettings llm{limits, options.samples, 16};
+  const auto sampler = optimize::chat_endpoint_sampler(options.endpoint, options.settings.python);
+  return optimize::llm_search(source, context, llm, sampler, evaluate);
+}
+
+// Writes each LLM attempt's source beside the report (the report names the files).
+void write_attempt_files(const fs::path& out, const optimize::SearchOutcome& outcome) {
+  std::map<int, int> per_round;
+  for (const auto& attempt : outcome.attempts) {
+    const int index = ++per_round[attempt.round];
+    if (!attempt.source.empty()) {
+      const auto file = out / optimize::attempt_file_name(attempt.round, index);
+      std::error_code error;
+      fs::create_directories(file.parent_path(), error);
+      std::ofstream(file) << attempt.source;
+    }
+  }
+}
+
+// True when an LLM proposer ran but never got a reply from its endpoint.
+bool llm_never_answered(const OptimizeOptions& options, const optimize::SearchOutcome& outcome) {
+  if (std::find(options.proposers.begin(), options.proposers.end(), "llm") == options.proposers.end()) {
+    return false;
+  }
+  return std::none_of(outcome.attempts.begin(), outcome.attempts.end(), [](const optimize::SearchAttempt& a) {
+    return a.proposer == "llm" && a.round > 0 && a.result.summary.rfind("no reply:", 0) != 0;
+  });
+}
+
 int run_optimize(OptimizeOptions& options) {
-  if (options.proposers != "tune") {
-    std::cerr << "kforge optimize: only --proposers tune is built so far (the LLM proposer is not; "
-                 "docs/optimize.md)\n";
+  if (const auto problem = proposer_problem(options); !problem.empty()) {
+    std::cerr << "kforge optimize: " << problem << "\n";
     return 2;
   }
   if (!options.python.empty()) {
     options.settings.python = options.python;
+  }
+  if (options.time_limit_s > 0) {
+    options.limits.deadline = std::chrono::steady_clock::now() +
+                              std::chrono::milliseconds(static_cast<long>(options.time_limit_s * 1000));
   }
   std::string source;
   try {
@@ -168,6 +259,7 @@ int run_optimize(OptimizeOptions& options) {
   // The start is verified (and its device learnt) before anything is tuned.
   options.settings.candidate_text = source;
   options.settings.timing.time_budget_s = options.final_time_s;
+  options.settings.measure_performance = !options.verify_only;
   const auto start = verify::to_json(verify::evaluate(options.settings));
   const auto device = start["device"].value("device", std::string("cpu"));
   if (start.value("outcome", "") != "accepted") {
@@ -175,36 +267,49 @@ int run_optimize(OptimizeOptions& options) {
                              start.value("summary", ""));
     return start.value("outcome", "") == "rejected" ? 1 : 2;
   }
-  if (device.rfind("cuda", 0) != 0) {
+  if (device.rfind("cuda", 0) != 0 && !options.verify_only) {
     std::cerr << "kforge optimize: tuning needs a GPU: on the CPU the Triton interpreter gives no timing to "
-                 "compare (the start is accepted)\n";
+                 "compare (the start is accepted; --verify-only checks a proposer setup without timing)\n";
     return 2;
   }
   options.settings.device = device;
+  if (options.verify_only) {
+    options.no_profile = true;  // nothing is timed, so nothing is profiled
+  }
   const auto gpu = start["device"].value("uuid", device);
-  const auto search = optimize::find_knobs(source);  // it parses: the verdict pipeline accepted it
   std::unique_ptr<store::ResultStore> store;
   if (!options.no_store) {
     store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()
                                                            : fs::path(options.store));
   }
-  const auto before = profile_of(options, source, gpu);
-  options.tuner.priority = optimize::priority_for_bound(bound_of(before));
+  const SearchInputs inputs{source, profile_of(options, source, gpu), optimize::find_knobs(source)};
+  const auto& before = inputs.profile;
   EngineEvaluator evaluator(options, store.get());
-  auto outcome = optimize::TunerOutcome{};
+  optimize::SearchOutcome outcome;
+  optimize::KnobSearch searched_knobs;
   const auto before_fraction = before.is_object()
                                    ? before.value("fraction_of_roofline", nlohmann::json(nullptr))
                                    : nlohmann::json(nullptr);
-  if (search.knobs.empty()) {
-    outcome.best_source = source;
-    outcome.stop_reason = "the candidate has no knobs the tuner can rewrite";
-  } else if (before_fraction.is_number() && before_fraction.get<double>() >= kNearRoofline) {
+  if (before_fraction.is_number() && before_fraction.get<double>() >= kNearRoofline) {
     outcome.best_source = source;
     outcome.stop_reason =
         fmt::format("its kernels already run at {:.0f}% of the roofline (tuning stops at {:.0f}%)",
                     100 * before_fraction.get<double>(), 100 * kNearRoofline);
   } else {
-    outcome = optimize::tune_knobs(source, search.knobs, options.tuner, std::ref(evaluator));
+    for (const auto& proposer : options.proposers) {
+      const auto& from = outcome.best_source.empty() ? source : outcome.best_source;
+      try {
+        optimize::append_outcome(outcome, run_proposer(proposer, from, options, inputs, outcome.evaluations,
+                                                       std::ref(evaluator), searched_knobs));
+      } catch (const std::exception& error) {
+        std::cerr << fmt::format("kforge optimize: the {} proposer failed: {}\n", proposer, error.what());
+        outcome.best_source = from;
+        outcome.stop_reason = fmt::format("the {} proposer failed: {}", proposer, error.what());
+      }
+      if (outcome.evaluations >= options.limits.max_evaluations || optimize::past_deadline(options.limits)) {
+        break;
+      }
+    }
   }
   const auto after = outcome.best_source == source ? before : profile_of(options, outcome.best_source, gpu);
   const fs::path out = options.out.empty()
@@ -218,13 +323,19 @@ int run_optimize(OptimizeOptions& options) {
                              outcome.best_source);
     return 2;
   }
-  const auto report = optimize::optimize_report({options.settings.problem_path.string(), options.from,
-                                                 start["device"], search, outcome, before, after});
+  write_attempt_files(out, outcome);
+  const auto report =
+      optimize::optimize_report({options.settings.problem_path.string(), options.from, start["device"],
+                                 options.proposers, searched_knobs, outcome, before, after});
   std::ofstream(out / "report.json") << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                                      << "\n";
   std::ofstream(out / "report.html") << optimize::render_report_html(report);
   std::cout << optimize::render_report_text(report);
   std::cout << fmt::format("wrote {}/best.py, report.json, report.html\n", out.string());
+  if (llm_never_answered(options, outcome)) {
+    std::cerr << fmt::format("kforge optimize: the LLM endpoint never answered: {}\n", outcome.stop_reason);
+    return 2;
+  }
   return 0;
 }
 
@@ -235,18 +346,46 @@ std::function<int()> add_optimize_command(CLI::App& app) {
   auto& settings = options->settings;
   auto* command = app.add_subcommand(
       "optimize",
-      "Tune a verified Triton candidate: its block sizes, warps and stages, every proposal verified "
-      "(docs/optimize.md)");
+      "Make a verified Triton candidate faster: the built-in tuner and/or an LLM propose, every proposal "
+      "is verified (docs/optimize.md)");
   command->add_option("--problem,-p", settings.problem_path, "problem file")->required();
   command->add_option("--from", options->from, "the starting candidate (class ModelNew)")->required();
   settings.candidate_path = "optimize-proposal.py";
-  command->add_option("--proposers", options->proposers, "tune (the built-in tuner)")->capture_default_str();
-  command->add_option("--budget", options->tuner.max_evaluations, "verdicts at most, screening included")
+  command
+      ->add_option(
+          "--proposers", options->proposers,
+          "tune (the built-in tuner), llm (an OpenAI-compatible endpoint), or both in order: tune,llm")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--budget", options->limits.max_evaluations, "verdicts at most, screening included")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  command->add_option("--patience", options->tuner.patience, "rounds without improvement before stopping")
+  command->add_option("--time", options->time_limit_s, "seconds; no new round starts after them")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--patience", options->limits.patience, "rounds without improvement before stopping")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  command->add_option("--llm-url", options->endpoint.url,
+                      "the LLM's OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1");
+  command->add_option("--model", options->endpoint.model, "the model name the endpoint serves");
+  command
+      ->add_option("--api-key-env", options->endpoint.api_key_env,
+                   "the environment variable holding the endpoint's key (unset: no key is sent)")
+      ->capture_default_str();
+  command->add_option("--samples", options->samples, "LLM replies per round, asked for in parallel")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command->add_option("--temperature", options->endpoint.temperature, "LLM sampling temperature")
+      ->check(CLI::Range(0.0, 2.0))
+      ->capture_default_str();
+  command->add_option("--max-tokens", options->endpoint.max_tokens, "LLM reply length limit")
+      ->check(CLI::Range(64, 1000000))
+      ->capture_default_str();
+  command->add_option("--llm-timeout", options->endpoint.timeout_s, "seconds per LLM request")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_flag("--verify-only", options->verify_only,
+                    "verify every proposal but time nothing (works on the CPU): checks a proposer setup");
   command->add_option("--out,-o", options->out,
                       "folder for best.py, report.json, report.html "
                       "(default kforge-optimize/<problem>)");

@@ -38,7 +38,7 @@ class Search {
          const ProposalEvaluator& evaluate)
       : source_(source), knobs_(knobs), settings_(settings), evaluate_(evaluate) {}
 
-  TunerOutcome run() {
+  SearchOutcome run() {
     Values best;
     for (const auto& knob : knobs_) {
       best.push_back(knob.value);
@@ -50,6 +50,7 @@ class Search {
     if (!baseline.accepted || !baseline.candidate_ms) {
       outcome_.stop_reason =
           fmt::format("the starting candidate has no accepted timing: {}", baseline.summary);
+      outcome_.evaluations = used_;
       return std::move(outcome_);
     }
     outcome_.baseline_ms = outcome_.best_ms = baseline.candidate_ms;
@@ -65,23 +66,29 @@ class Search {
       const bool improved = run_round(round, proposals, good_moves);
       outcome_.best_ms_after_round.push_back(*outcome_.best_ms);
       idle_rounds = improved ? 0 : idle_rounds + 1;
-      if (used_ >= settings_.max_evaluations) {
-        outcome_.stop_reason = fmt::format("the budget of {} evaluations is used", settings_.max_evaluations);
+      if (used_ >= settings_.limits.max_evaluations) {
+        outcome_.stop_reason =
+            fmt::format("the budget of {} evaluations is used", settings_.limits.max_evaluations);
         break;
       }
-      if (idle_rounds >= settings_.patience) {
+      if (idle_rounds >= settings_.limits.patience) {
         outcome_.stop_reason = fmt::format("no improvement in {} rounds", idle_rounds);
+        break;
+      }
+      if (past_deadline(settings_.limits)) {
+        outcome_.stop_reason = "the time limit is reached";
         break;
       }
     }
     outcome_.best_source = rewrite_knobs(source_, knobs_, outcome_.best_values);
+    outcome_.evaluations = used_;
     return std::move(outcome_);
   }
 
  private:
   // Evaluates as many of the proposals as the budget allows, together; one result per proposal run.
   std::vector<ProposalResult> measure(int round, std::vector<Values> proposals, Measurement measurement) {
-    const auto left = static_cast<std::size_t>(std::max(0, settings_.max_evaluations - used_));
+    const auto left = static_cast<std::size_t>(std::max(0, settings_.limits.max_evaluations - used_));
     proposals.resize(std::min(proposals.size(), left));
     std::vector<std::string> sources;
     sources.reserve(proposals.size());
@@ -92,7 +99,8 @@ class Search {
     results.resize(proposals.size(), ProposalResult{false, std::nullopt, "the evaluator returned no result"});
     used_ += static_cast<int>(proposals.size());
     for (std::size_t i = 0; i < proposals.size(); ++i) {
-      outcome_.attempts.push_back(TunerAttempt{round, proposals[i], measurement, results[i]});
+      outcome_.attempts.push_back(
+          SearchAttempt{round, "tune", proposals[i], {}, {}, measurement, results[i]});
     }
     return results;
   }
@@ -159,7 +167,7 @@ class Search {
     bool improved = false;
     for (std::size_t i = 0; i < timed.size(); ++i) {
       if (timed[i].accepted && timed[i].candidate_ms &&
-          *timed[i].candidate_ms < *outcome_.best_ms * (1.0 - settings_.min_improvement)) {
+          *timed[i].candidate_ms < *outcome_.best_ms * (1.0 - settings_.limits.min_improvement)) {
         outcome_.best_ms = timed[i].candidate_ms;
         outcome_.best_values = finalists[i];
         improved = true;
@@ -172,15 +180,15 @@ class Search {
   const std::vector<Knob>& knobs_;
   const TunerSettings& settings_;
   const ProposalEvaluator& evaluate_;
-  TunerOutcome outcome_;
+  SearchOutcome outcome_;
   std::set<Values> tried_;
   int used_ = 0;
 };
 
 }  // namespace
 
-TunerOutcome tune_knobs(const std::string& source, const std::vector<Knob>& knobs,
-                        const TunerSettings& settings, const ProposalEvaluator& evaluate) {
+SearchOutcome tune_knobs(const std::string& source, const std::vector<Knob>& knobs,
+                         const TunerSettings& settings, const ProposalEvaluator& evaluate) {
   return Search(source, knobs, settings, evaluate).run();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace kforge::optimize {
 namespace {
@@ -11,7 +12,7 @@ nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json knobs_json(const KnobSearch& search, const TunerOutcome& outcome) {
+nlohmann::json knobs_json(const KnobSearch& search, const SearchOutcome& outcome) {
   nlohmann::json knobs = nlohmann::json::array();
   for (std::size_t i = 0; i < search.knobs.size(); ++i) {
     const auto& knob = search.knobs[i];
@@ -26,19 +27,26 @@ nlohmann::json knobs_json(const KnobSearch& search, const TunerOutcome& outcome)
   return knobs;
 }
 
-nlohmann::json attempts_json(const KnobSearch& search, const TunerOutcome& outcome) {
+nlohmann::json attempts_json(const KnobSearch& search, const SearchOutcome& outcome) {
   nlohmann::json attempts = nlohmann::json::array();
+  std::map<int, int> per_round;
   for (const auto& attempt : outcome.attempts) {
     nlohmann::json values = nlohmann::json::object();
     for (std::size_t i = 0; i < attempt.values.size() && i < search.knobs.size(); ++i) {
       values[fmt::format("{} ({})", search.knobs[i].name, search.knobs[i].where)] = attempt.values[i];
     }
-    attempts.push_back({{"round", attempt.round},
-                        {"values", values},
-                        {"measurement", attempt.measurement == Measurement::final ? "final" : "screening"},
-                        {"accepted", attempt.result.accepted},
-                        {"ms", optional_number(attempt.result.candidate_ms)},
-                        {"summary", attempt.result.summary}});
+    const int index = ++per_round[attempt.round];
+    attempts.push_back(
+        {{"round", attempt.round},
+         {"proposer", attempt.proposer},
+         {"values", values},
+         {"idea", attempt.idea},
+         {"file", attempt.source.empty() ? nlohmann::json(nullptr)
+                                         : nlohmann::json(attempt_file_name(attempt.round, index))},
+         {"measurement", attempt.measurement == Measurement::final ? "final" : "screening"},
+         {"accepted", attempt.result.accepted},
+         {"ms", optional_number(attempt.result.candidate_ms)},
+         {"summary", attempt.result.summary}});
   }
   return attempts;
 }
@@ -124,6 +132,10 @@ std::string profile_rows(const nlohmann::json& profile, const char* label) {
 
 }  // namespace
 
+std::string attempt_file_name(int round, int index_in_round) {
+  return fmt::format("attempts/round-{}-{}.py", round, index_in_round);
+}
+
 nlohmann::json optimize_report(const OptimizeRun& run) {
   const auto& outcome = run.outcome;
   nlohmann::json speedups = nlohmann::json::array();
@@ -134,7 +146,7 @@ nlohmann::json optimize_report(const OptimizeRun& run) {
           {"problem", run.problem},
           {"from", run.from},
           {"device", run.device},
-          {"proposers", {"tune"}},
+          {"proposers", run.proposers},
           {"knobs", knobs_json(run.search, outcome)},
           {"fixed", run.search.fixed},
           {"start_ms", optional_number(outcome.baseline_ms)},
@@ -144,7 +156,7 @@ nlohmann::json optimize_report(const OptimizeRun& run) {
                                      : nlohmann::json(nullptr)},
           {"speedup_per_round", speedups},
           {"stop_reason", outcome.stop_reason},
-          {"evaluations", outcome.attempts.size()},
+          {"evaluations", outcome.evaluations},
           {"roofline_before", roofline_fraction(run.profile_before)},
           {"roofline_after", roofline_fraction(run.profile_after)},
           {"profile_before", run.profile_before},
@@ -186,12 +198,16 @@ std::string render_report_html(const nlohmann::json& report) {
     for (const auto& [name, value] : attempt["values"].items()) {
       values += fmt::format("{}={} ", escape_html(name.substr(0, name.find(' '))), value.get<long long>());
     }
-    attempts +=
-        fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    attempt.value("accepted", false) ? "ok" : "bad", attempt["round"].get<int>(),
-                    escape_html(attempt.value("measurement", "")), values,
-                    attempt["ms"].is_number() ? fmt::format("{:.4f}", attempt["ms"].get<double>()) : "-",
-                    escape_html(attempt.value("summary", "")));
+    if (attempt["file"].is_string()) {
+      values += fmt::format("<a href=\"{0}\">{0}</a> ", escape_html(attempt["file"].get<std::string>()));
+    }
+    values += escape_html(attempt.value("idea", ""));
+    attempts += fmt::format(
+        "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        attempt.value("accepted", false) ? "ok" : "bad", attempt["round"].get<int>(),
+        escape_html(attempt.value("proposer", "")), escape_html(attempt.value("measurement", "")), values,
+        attempt["ms"].is_number() ? fmt::format("{:.4f}", attempt["ms"].get<double>()) : "-",
+        escape_html(attempt.value("summary", "")));
   }
   const auto& speedup = report["speedup_over_start"];
   return fmt::format(
@@ -205,7 +221,7 @@ std::string render_report_html(const nlohmann::json& report) {
       R"(<h2>Roofline before and after</h2><p>time-weighted fraction of the roofline: {6} before, {7} after</p>)"
       R"(<table><tr><th></th><th>kernel</th><th>bound</th><th>roofline</th><th>first finding</th></tr>{8}{9}</table>)"
       R"(<h2>Knobs</h2><table><tr><th>knob</th><th>kind</th><th>where</th><th>start</th><th>best</th></tr>{10}</table>)"
-      R"(<h2>Attempts</h2><table><tr><th>round</th><th>timing</th><th>values</th><th>ms</th><th>verdict</th></tr>{11})"
+      R"(<h2>Attempts</h2><table><tr><th>round</th><th>proposer</th><th>timing</th><th>change</th><th>ms</th><th>verdict</th></tr>{11})"
       R"(</table></body></html>)",
       escape_html(report.value("problem", "")), escape_html(report.value("from", "")),
       speedup.is_number() ? fmt::format("{:.2f}x", speedup.get<double>()) : std::string("no timing"),

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "optimize/knob_tuner.hpp"
 #include "optimize/tunable_knobs.hpp"
@@ -13,15 +14,21 @@ struct OptimizeRun {
   std::string problem;
   std::string from;
   nlohmann::json device;
-  KnobSearch search;
-  TunerOutcome outcome;
+  std::vector<std::string> proposers;  // in the order they ran
+  KnobSearch search;                   // the knobs the tuner searched (empty when it did not run)
+  SearchOutcome outcome;
   nlohmann::json profile_before;  // kforge profile's body for the start, or null
   nlohmann::json profile_after;   // for the best, or null
 };
 
 // The report (schema kforge.optimize/1): knobs with their start and best values, speedup per round,
-// the roofline position before and after, and every attempt with its verdict summary.
+// the roofline position before and after, and every attempt with its proposer, what it changed and its
+// verdict summary. An LLM attempt's source is not in it: `attempt_file_name` names its file.
 nlohmann::json optimize_report(const OptimizeRun& run);
+
+// The file (relative to the report) that holds an LLM attempt's source: attempts/round-R-K.py, K
+// counting the attempts of round R from 1.
+std::string attempt_file_name(int round, int index_in_round);
 
 // A few lines for the terminal.
 std::string render_report_text(const nlohmann::json& report);

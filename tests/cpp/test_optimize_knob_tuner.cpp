@@ -60,7 +60,7 @@ TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
   const auto knobs = find_knobs(kCandidate).knobs;
   ASSERT_EQ(knobs.size(), 2U);
   TunerSettings settings;
-  settings.max_evaluations = 100;
+  settings.limits.max_evaluations = 100;
   settings.priority = priority_for_bound("memory-bound");
   const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
   const auto best = find_knobs(outcome.best_source);
@@ -73,7 +73,7 @@ TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
   EXPECT_EQ(outcome.best_ms_after_round.front(), *outcome.baseline_ms);
   EXPECT_EQ(outcome.best_ms_after_round.back(), *outcome.best_ms);
   EXPECT_TRUE(std::is_sorted(outcome.best_ms_after_round.rbegin(), outcome.best_ms_after_round.rend()));
-  EXPECT_TRUE(std::any_of(outcome.attempts.begin(), outcome.attempts.end(), [](const TunerAttempt& attempt) {
+  EXPECT_TRUE(std::any_of(outcome.attempts.begin(), outcome.attempts.end(), [](const SearchAttempt& attempt) {
     return !attempt.result.accepted;
   })) << "BLOCK 16384 was proposed and rejected";
   EXPECT_FALSE(outcome.stop_reason.empty());
@@ -83,7 +83,7 @@ TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
 TEST(KnobTuner, StopsAtTheBudget) {
   const auto knobs = find_knobs(kCandidate).knobs;
   TunerSettings settings;
-  settings.max_evaluations = 5;
+  settings.limits.max_evaluations = 5;
   const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
   EXPECT_EQ(outcome.attempts.size(), 5U);
   EXPECT_NE(outcome.stop_reason.find("budget of 5"), std::string::npos) << outcome.stop_reason;
@@ -104,7 +104,7 @@ TEST(KnobTuner, AStartingCandidateWithoutATimingIsReportedNotTuned) {
 TEST(KnobTuner, NoiseBelowTheMinimumImprovementDoesNotMoveTheBest) {
   const auto knobs = find_knobs(kCandidate).knobs;
   TunerSettings settings;
-  settings.min_improvement = 0.5;  // nothing in the model machine is twice as fast
+  settings.limits.min_improvement = 0.5;  // nothing in the model machine is twice as fast
   const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
   EXPECT_EQ(outcome.best_source, kCandidate);
   EXPECT_NE(outcome.stop_reason.find("no improvement"), std::string::npos) << outcome.stop_reason;

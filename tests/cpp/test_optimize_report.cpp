@@ -24,10 +24,26 @@ OptimizeRun two_round_run() {
   run.outcome.best_values = {128};
   run.outcome.best_ms_after_round = {1.6, 0.8};
   run.outcome.stop_reason = "the budget of 4 evaluations is used";
+  run.proposers = {"tune", "llm"};
+  run.outcome.evaluations = 4;
   run.outcome.attempts = {
-      {0, {32}, Measurement::final, {true, 1.6, "accepted"}},
-      {1, {64}, Measurement::screening, {false, std::nullopt, "rejected at correctness: <mismatch> & more"}},
-      {1, {128}, Measurement::final, {true, 0.8, "accepted"}}};
+      {0, "tune", {32}, "", "", Measurement::final, {true, 1.6, "accepted"}},
+      {1,
+       "tune",
+       {64},
+       "",
+       "",
+       Measurement::screening,
+       {false, std::nullopt, "rejected at correctness: <mismatch> & more"}},
+      {1, "tune", {128}, "", "", Measurement::final, {true, 0.8, "accepted"}},
+      {2,
+       "llm",
+       {},
+       "Fuse the <epilogue>",
+       "class ModelNew: ...\n",
+       Measurement::final,
+       {true, 0.9, "accepted"}},
+      {2, "llm", {}, "", "", Measurement::final, {false, std::nullopt, "no reply: HTTP 500"}}};
   run.profile_before = {{"fraction_of_roofline", 0.12},
                         {"kernels",
                          {{{"name", "matmul_kernel"},
@@ -43,7 +59,14 @@ TEST(OptimizeReport, SaysWhatChangedPerRoundAndKeepsEveryAttempt) {
   EXPECT_EQ(report["speedup_per_round"], nlohmann::json({1.0, 2.0}));
   EXPECT_EQ(report["knobs"][0]["start"], 32);
   EXPECT_EQ(report["knobs"][0]["best"], 128);
-  EXPECT_EQ(report["attempts"].size(), 3U);
+  EXPECT_EQ(report["attempts"].size(), 5U);
+  EXPECT_EQ(report["proposers"], nlohmann::json({"tune", "llm"}));
+  EXPECT_EQ(report["evaluations"], 4) << "a reply without code costs no verdict";
+  EXPECT_EQ(report["attempts"][3]["proposer"], "llm");
+  EXPECT_EQ(report["attempts"][3]["file"], "attempts/round-2-1.py") << "the source lives beside the report";
+  EXPECT_EQ(report["attempts"][3]["idea"], "Fuse the <epilogue>");
+  EXPECT_TRUE(report["attempts"][4]["file"].is_null()) << "no source, no file";
+  EXPECT_TRUE(report["attempts"][0]["file"].is_null()) << "a tuner attempt is rebuilt from its values";
   EXPECT_FALSE(report["attempts"][1]["accepted"].get<bool>());
   EXPECT_TRUE(report["attempts"][1]["ms"].is_null());
   EXPECT_DOUBLE_EQ(report["roofline_before"].get<double>(), 0.12);
@@ -59,6 +82,9 @@ TEST(OptimizeReport, TheHtmlPageIsSelfContainedAndEscapesVerdictText) {
   EXPECT_NE(html.find("<svg"), std::string::npos) << "the speedup chart is inline";
   EXPECT_NE(html.find("&lt;mismatch&gt; &amp; more"), std::string::npos) << "verdict text is escaped";
   EXPECT_EQ(html.find("<mismatch>"), std::string::npos);
+  EXPECT_NE(html.find("Fuse the &lt;epilogue&gt;"), std::string::npos) << "an LLM's idea is escaped";
+  EXPECT_NE(html.find("href=\"attempts/round-2-1.py\""), std::string::npos)
+      << "the attempt's source is linked";
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http"), std::string::npos) << "nothing is fetched";
   EXPECT_NE(html.find("compute-bound"), std::string::npos);

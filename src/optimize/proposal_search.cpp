@@ -1,0 +1,44 @@
+#include "optimize/proposal_search.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+namespace kforge::optimize {
+
+bool past_deadline(const SearchLimits& limits) {
+  return limits.deadline && std::chrono::steady_clock::now() >= *limits.deadline;
+}
+
+void append_outcome(SearchOutcome& earlier, SearchOutcome later) {
+  if (earlier.best_ms_after_round.empty()) {
+    later.evaluations += earlier.evaluations;
+    auto attempts = std::move(earlier.attempts);
+    attempts.insert(attempts.end(), later.attempts.begin(), later.attempts.end());
+    later.attempts = std::move(attempts);
+    earlier = std::move(later);
+    return;
+  }
+  const int offset = earlier.attempts.empty() ? 0 : earlier.attempts.back().round;
+  for (auto& attempt : later.attempts) {
+    if (attempt.round == 0) {
+      continue;  // the later search timed its start again: the earlier search's best
+    }
+    attempt.round += offset;
+    earlier.attempts.push_back(std::move(attempt));
+  }
+  if (later.best_ms_after_round.size() > 1) {
+    earlier.best_ms_after_round.insert(earlier.best_ms_after_round.end(),
+                                       std::next(later.best_ms_after_round.begin()),
+                                       later.best_ms_after_round.end());
+  }
+  earlier.evaluations += later.evaluations;
+  earlier.best_values = std::move(later.best_values);
+  earlier.best_source = std::move(later.best_source);
+  if (later.best_ms) {
+    earlier.best_ms = later.best_ms;
+  }
+  earlier.stop_reason = std::move(later.stop_reason);
+}
+
+}  // namespace kforge::optimize
