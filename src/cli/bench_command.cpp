@@ -36,6 +36,7 @@ struct BenchOptions {
   int trials = 5;
   double timeout_s = 120.0;
   double time_budget_s = 10.0;
+  std::string baseline = "eager";
 };
 
 // The repository's problems/ next to a corpus in tests/corpus, unless --problems says otherwise.
@@ -114,6 +115,7 @@ int run_suite(const BenchOptions& options, BatchOptions batch) {
   base.small = !options.full_size;
   base.timeout_s = options.timeout_s;
   base.timing.time_budget_s = options.time_budget_s;
+  base.baseline = options.baseline;
   if (!options.python.empty()) {
     base.python = options.python;
   }
@@ -214,6 +216,10 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->capture_default_str();
   bench->add_option("--time-budget", options->time_budget_s, "suite: seconds of timing at most per solution")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--baseline", options->baseline,
+                    "suite: what the speedups are against: eager PyTorch or torch.compile of the reference")
+      ->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
   bench->add_flag("--full-size", options->full_size,
                   "use the problems' full sizes (default: KFORGE_SMALL sizes)");
