@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -26,6 +29,71 @@ std::vector<std::size_t> knob_order(const std::vector<Knob>& knobs, const std::v
   return order;
 }
 
+// Tile configurations that serve tensor-core matmuls well (Triton's matmul tutorial configurations and
+// their Hopper-sized variants): M, N and K tile, program-group size, stages, warps.
+struct TileConfig {
+  long long m, n, k, group, stages, warps;
+};
+constexpr std::array kDotTileConfigs{
+    TileConfig{128, 128, 64, 8, 3, 8}, TileConfig{128, 256, 64, 8, 3, 8}, TileConfig{256, 128, 64, 8, 3, 8},
+    TileConfig{128, 128, 32, 8, 4, 4}, TileConfig{128, 64, 64, 8, 4, 4},  TileConfig{64, 128, 64, 8, 4, 4},
+    TileConfig{64, 64, 64, 8, 4, 4},   TileConfig{64, 256, 32, 8, 4, 4},
+};
+
+// What a knob is to a tiled matmul: its M, N or K tile (by the name's last letter), the group size,
+// stages or warps; `other` for anything else.
+enum class TileRole { m, n, k, group, stages, warps, other };
+
+TileRole tile_role(const Knob& knob) {
+  switch (knob.kind) {
+    case KnobKind::num_warps:
+      return TileRole::warps;
+    case KnobKind::num_stages:
+      return TileRole::stages;
+    case KnobKind::group_size:
+      return TileRole::group;
+    case KnobKind::block_size:
+      break;
+  }
+  const char last = knob.name.empty() ? ' ' : static_cast<char>(std::toupper(knob.name.back()));
+  return last == 'M' ? TileRole::m : last == 'N' ? TileRole::n : last == 'K' ? TileRole::k : TileRole::other;
+}
+
+long long nearest_choice(const Knob& knob, long long wanted) {
+  return *std::min_element(knob.choices.begin(), knob.choices.end(), [wanted](long long a, long long b) {
+    return std::llabs(a - wanted) < std::llabs(b - wanted);
+  });
+}
+
+// For a kernel that multiplies tiles with tl.dot and has M and N tile knobs: the start with its tile
+// knobs set to each of the known-good configurations, so the search begins near a good tile instead of
+// walking there one knob at a time (a matmul's six knobs would take several rounds of neighbours).
+std::vector<Values> dot_tile_seeds(const std::string& source, const std::vector<Knob>& knobs,
+                                   const Values& start) {
+  const auto has = [&](TileRole role) {
+    return std::any_of(knobs.begin(), knobs.end(),
+                       [role](const Knob& knob) { return tile_role(knob) == role; });
+  };
+  if (source.find("tl.dot(") == std::string::npos || !has(TileRole::m) || !has(TileRole::n)) {
+    return {};
+  }
+  std::vector<Values> seeds;
+  seeds.reserve(kDotTileConfigs.size());
+  for (const auto& config : kDotTileConfigs) {
+    Values values = start;
+    for (std::size_t i = 0; i < knobs.size(); ++i) {
+      const std::array<long long, 6> by_role{config.m,     config.n,      config.k,
+                                             config.group, config.stages, config.warps};
+      const auto role = tile_role(knobs[i]);
+      if (role != TileRole::other) {
+        values[i] = nearest_choice(knobs[i], by_role.at(static_cast<std::size_t>(role)));
+      }
+    }
+    seeds.push_back(std::move(values));
+  }
+  return seeds;
+}
+
 // A change of one knob to one value.
 struct Move {
   std::size_t knob = 0;
@@ -44,6 +112,7 @@ class Search {
       best.push_back(knob.value);
     }
     tried_.insert(best);
+    seeds_ = dot_tile_seeds(source_, knobs_, best);
     const auto baseline = measure(0, {best}, Measurement::final).front();
     outcome_.best_values = best;
     outcome_.best_source = source_;
@@ -113,6 +182,10 @@ class Search {
         proposals.push_back(std::move(values));
       }
     };
+    for (auto& seed : seeds_) {  // first round only: the known-good tiles come before the neighbours
+      add(std::move(seed));
+    }
+    seeds_.clear();
     for (std::size_t i = 0; i < good_moves.size(); ++i) {
       for (std::size_t j = i + 1; j < good_moves.size(); ++j) {
         if (good_moves[i].knob != good_moves[j].knob) {
@@ -144,14 +217,25 @@ class Search {
     std::vector<std::pair<double, Values>> screened;
     const Values previous_best = outcome_.best_values;
     good_moves.clear();
-    const auto results = measure(round, proposals, Measurement::screening);
+    // The screening leaves room in the budget for the round's finalists to be timed in full.
+    const auto left = static_cast<std::size_t>(std::max(0, settings_.limits.max_evaluations - used_));
+    const auto screen_limit =
+        left > settings_.finalists ? left - settings_.finalists : std::max<std::size_t>(1, left / 2);
+    std::vector<Values> screened_proposals(
+        proposals.begin(),
+        proposals.begin() + static_cast<std::ptrdiff_t>(std::min(screen_limit, proposals.size())));
+    for (auto unscreened = proposals.begin() + static_cast<std::ptrdiff_t>(screened_proposals.size());
+         unscreened != proposals.end(); ++unscreened) {
+      tried_.erase(*unscreened);  // may come back in a later round
+    }
+    const auto results = measure(round, screened_proposals, Measurement::screening);
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& result = results[i];
       if (result.accepted && result.candidate_ms && *result.candidate_ms < best_ms) {
-        screened.emplace_back(*result.candidate_ms, proposals[i]);
-        for (std::size_t knob = 0; knob < proposals[i].size(); ++knob) {
-          if (proposals[i][knob] != previous_best[knob]) {
-            good_moves.push_back(Move{knob, proposals[i][knob]});
+        screened.emplace_back(*result.candidate_ms, screened_proposals[i]);
+        for (std::size_t knob = 0; knob < screened_proposals[i].size(); ++knob) {
+          if (screened_proposals[i][knob] != previous_best[knob]) {
+            good_moves.push_back(Move{knob, screened_proposals[i][knob]});
           }
         }
       }
@@ -182,6 +266,7 @@ class Search {
   const ProposalEvaluator& evaluate_;
   SearchOutcome outcome_;
   std::set<Values> tried_;
+  std::vector<Values> seeds_;
   int used_ = 0;
 };
 

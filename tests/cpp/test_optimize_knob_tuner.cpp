@@ -110,5 +110,72 @@ TEST(KnobTuner, NoiseBelowTheMinimumImprovementDoesNotMoveTheBest) {
   EXPECT_NE(outcome.stop_reason.find("no improvement"), std::string::npos) << outcome.stop_reason;
 }
 
+// A tiled matmul with the six knobs of problems/baseline/07 (names as there).
+constexpr const char* kMatmul = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr):
+    acc = tl.dot(a, b, acc)
+
+
+class ModelNew(torch.nn.Module):
+    BLOCK_M = 32
+    BLOCK_N = 32
+    BLOCK_K = 32
+    GROUP_M = 1
+
+    def forward(self, a, b):
+        matmul_kernel[(1,)](a, b, a, BLOCK_M=self.BLOCK_M, BLOCK_N=self.BLOCK_N, BLOCK_K=self.BLOCK_K,
+                            GROUP_M=self.GROUP_M, num_warps=4, num_stages=1)
+        return a
+)";
+
+// A made-up GPU where the matmul is fastest with 128x128x64 tiles, 8 warps, 3 stages and group 8, each
+// knob's distance from there costing time (log2 steps), so one knob at a time needs many rounds.
+std::vector<ProposalResult> matmul_machine(const std::vector<std::string>& sources, Measurement /*unused*/) {
+  std::vector<ProposalResult> results;
+  for (const auto& source : sources) {
+    const auto search = find_knobs(source);
+    const auto off = [&](const std::string& name, double best) {
+      return std::abs(std::log2(static_cast<double>(value_of(search, name))) - std::log2(best));
+    };
+    const double ms = 1.0 + off("BLOCK_M", 128) + off("BLOCK_N", 128) + off("BLOCK_K", 64) +
+                      0.5 * (off("num_warps", 8) + off("num_stages", 3) + off("GROUP_M", 8));
+    results.push_back({true, ms, "accepted"});
+  }
+  return results;
+}
+
+TEST(KnobTuner, ADotKernelStartsFromKnownGoodTilesInItsFirstRound) {
+  const auto knobs = find_knobs(kMatmul).knobs;
+  ASSERT_EQ(knobs.size(), 6U);
+  TunerSettings settings;
+  settings.limits.max_evaluations = 30;
+  const auto outcome = tune_knobs(kMatmul, knobs, settings, matmul_machine);
+  const auto best = find_knobs(outcome.best_source);
+  EXPECT_EQ(value_of(best, "BLOCK_M"), 128);
+  EXPECT_EQ(value_of(best, "BLOCK_N"), 128);
+  EXPECT_EQ(value_of(best, "BLOCK_K"), 64);
+  EXPECT_EQ(value_of(best, "num_warps"), 8);
+  EXPECT_EQ(value_of(best, "num_stages"), 3);
+  EXPECT_NEAR(*outcome.best_ms, 1.0, 1e-9) << "found within one round of a budget of 30";
+  EXPECT_EQ(outcome.attempts.at(1).values, (std::vector<long long>{128, 128, 64, 8, 8, 3}))
+      << "the first proposal is the first known-good tile (knobs in source order: M, N, K, group, warps, "
+         "stages)";
+}
+
+TEST(KnobTuner, AKernelWithoutTlDotGetsNoTileSeeds) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  TunerSettings settings;
+  settings.limits.max_evaluations = 3;
+  const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
+  ASSERT_GE(outcome.attempts.size(), 2U);
+  EXPECT_EQ(outcome.attempts[1].values, (std::vector<long long>{512, 4})) << "a neighbour of the start";
+}
+
 }  // namespace
 }  // namespace kforge::optimize
