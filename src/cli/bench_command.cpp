@@ -217,8 +217,9 @@ std::function<int()> add_bench_command(CLI::App& app) {
   bench->add_option("--time-budget", options->time_budget_s, "suite: seconds of timing at most per solution")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  bench->add_option("--baseline", options->baseline,
-                    "suite: what the speedups are against: eager PyTorch or torch.compile of the reference")
+  bench
+      ->add_option("--baseline", options->baseline,
+                   "suite: what the speedups are against: eager PyTorch or torch.compile of the reference")
       ->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
   bench->add_flag("--full-size", options->full_size,

@@ -50,6 +50,7 @@ ProposalResult model_run(const std::string& source) {
 std::vector<ProposalResult> model_machine(const std::vector<std::string>& sources,
                                           Measurement /*measurement*/) {
   std::vector<ProposalResult> results;
+  results.reserve(sources.size());
   for (const auto& source : sources) {
     results.push_back(model_run(source));
   }
@@ -138,6 +139,7 @@ class ModelNew(torch.nn.Module):
 // knob's distance from there costing time (log2 steps), so one knob at a time needs many rounds.
 std::vector<ProposalResult> matmul_machine(const std::vector<std::string>& sources, Measurement /*unused*/) {
   std::vector<ProposalResult> results;
+  results.reserve(sources.size());
   for (const auto& source : sources) {
     const auto search = find_knobs(source);
     const auto off = [&](const std::string& name, double best) {

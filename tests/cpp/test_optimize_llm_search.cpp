@@ -24,6 +24,7 @@ std::string reply_with(const std::string& idea, const std::string& code) {
 // rejected the way the static rules would.
 std::vector<ProposalResult> model_machine(const std::vector<std::string>& sources, Measurement /*unused*/) {
   std::vector<ProposalResult> results;
+  results.reserve(sources.size());
   for (const auto& source : sources) {
     std::smatch match;
     if (source.find("torch.nn.functional") != std::string::npos) {
