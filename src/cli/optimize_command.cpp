@@ -227,14 +227,16 @@ void write_attempt_files(const fs::path& out, const optimize::SearchOutcome& out
   }
 }
 
-// True when an LLM proposer ran but never got a reply from its endpoint.
-bool llm_never_answered(const OptimizeOptions& options, const optimize::SearchOutcome& outcome) {
-  if (std::find(options.proposers.begin(), options.proposers.end(), "llm") == options.proposers.end()) {
-    return false;
-  }
-  return std::none_of(outcome.attempts.begin(), outcome.attempts.end(), [](const optimize::SearchAttempt& a) {
-    return a.proposer == "llm" && a.round > 0 && a.result.summary.rfind("no reply:", 0) != 0;
-  });
+// True when the LLM proposer asked its endpoint and never got a reply (every one of its samples failed).
+bool llm_never_answered(const optimize::SearchOutcome& outcome) {
+  const auto asked = [](const optimize::SearchAttempt& attempt) {
+    return attempt.proposer == "llm" && attempt.round > 0;
+  };
+  const auto answered = [&](const optimize::SearchAttempt& attempt) {
+    return asked(attempt) && attempt.result.summary.rfind("no reply:", 0) != 0;
+  };
+  return std::any_of(outcome.attempts.begin(), outcome.attempts.end(), asked) &&
+         std::none_of(outcome.attempts.begin(), outcome.attempts.end(), answered);
 }
 
 int run_optimize(OptimizeOptions& options) {
@@ -332,7 +334,7 @@ int run_optimize(OptimizeOptions& options) {
   std::ofstream(out / "report.html") << optimize::render_report_html(report);
   std::cout << optimize::render_report_text(report);
   std::cout << fmt::format("wrote {}/best.py, report.json, report.html\n", out.string());
-  if (llm_never_answered(options, outcome)) {
+  if (llm_never_answered(outcome)) {
     std::cerr << fmt::format("kforge optimize: the LLM endpoint never answered: {}\n", outcome.stop_reason);
     return 2;
   }
