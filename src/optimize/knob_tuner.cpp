@@ -135,17 +135,8 @@ class Search {
       const bool improved = run_round(round, proposals, good_moves);
       outcome_.best_ms_after_round.push_back(*outcome_.best_ms);
       idle_rounds = improved ? 0 : idle_rounds + 1;
-      if (used_ >= settings_.limits.max_evaluations) {
-        outcome_.stop_reason =
-            fmt::format("the budget of {} evaluations is used", settings_.limits.max_evaluations);
-        break;
-      }
-      if (idle_rounds >= settings_.limits.patience) {
-        outcome_.stop_reason = fmt::format("no improvement in {} rounds", idle_rounds);
-        break;
-      }
-      if (past_deadline(settings_.limits)) {
-        outcome_.stop_reason = "the time limit is reached";
+      if (auto reason = limit_reached(settings_.limits, used_, idle_rounds)) {
+        outcome_.stop_reason = std::move(*reason);
         break;
       }
     }

@@ -60,9 +60,8 @@ class Search {
     outcome_.best_ms_after_round.push_back(start_result.candidate_ms.value_or(0.0));
     int idle_rounds = 0;
     for (int round = 1;; ++round) {
-      if (used_ >= settings_.limits.max_evaluations) {
-        outcome_.stop_reason =
-            fmt::format("the budget of {} evaluations is used", settings_.limits.max_evaluations);
+      if (auto reason = limit_reached(settings_.limits, used_, 0)) {
+        outcome_.stop_reason = std::move(*reason);  // the start used the budget
         break;
       }
       const auto improved = run_round(round);
@@ -71,12 +70,8 @@ class Search {
       }
       outcome_.best_ms_after_round.push_back(outcome_.best_ms.value_or(0.0));
       idle_rounds = *improved ? 0 : idle_rounds + 1;
-      if (idle_rounds >= settings_.limits.patience) {
-        outcome_.stop_reason = fmt::format("no improvement in {} rounds", idle_rounds);
-        break;
-      }
-      if (past_deadline(settings_.limits)) {
-        outcome_.stop_reason = "the time limit is reached";
+      if (auto reason = limit_reached(settings_.limits, used_, idle_rounds)) {
+        outcome_.stop_reason = std::move(*reason);
         break;
       }
     }

@@ -1,5 +1,7 @@
 #include "optimize/proposal_search.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -8,6 +10,19 @@ namespace kforge::optimize {
 
 bool past_deadline(const SearchLimits& limits) {
   return limits.deadline && std::chrono::steady_clock::now() >= *limits.deadline;
+}
+
+std::optional<std::string> limit_reached(const SearchLimits& limits, int evaluations_used, int idle_rounds) {
+  if (evaluations_used >= limits.max_evaluations) {
+    return fmt::format("the budget of {} evaluations is used", limits.max_evaluations);
+  }
+  if (idle_rounds >= limits.patience) {
+    return fmt::format("no improvement in {} rounds", idle_rounds);
+  }
+  if (past_deadline(limits)) {
+    return "the time limit is reached";
+  }
+  return std::nullopt;
 }
 
 void append_outcome(SearchOutcome& earlier, SearchOutcome later) {

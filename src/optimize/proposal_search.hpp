@@ -35,6 +35,10 @@ struct SearchLimits {
 // True when the limits' deadline has passed.
 bool past_deadline(const SearchLimits& limits);
 
+// Why a search stops after a round (the budget used, `patience` idle rounds, the deadline), or nothing
+// when it goes on.
+std::optional<std::string> limit_reached(const SearchLimits& limits, int evaluations_used, int idle_rounds);
+
 // One attempt of a search, for the report.
 struct SearchAttempt {
   int round = 0;
