@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -215,14 +214,12 @@ optimize::SearchOutcome run_proposer(const std::string& proposer, const std::str
 
 // Writes each LLM attempt's source beside the report (the report names the files).
 void write_attempt_files(const fs::path& out, const optimize::SearchOutcome& outcome) {
-  std::map<int, int> per_round;
-  for (const auto& attempt : outcome.attempts) {
-    const int index = ++per_round[attempt.round];
-    if (!attempt.source.empty()) {
-      const auto file = out / optimize::attempt_file_name(attempt.round, index);
+  const auto files = optimize::attempt_file_names(outcome);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!files[i].empty()) {
       std::error_code error;
-      fs::create_directories(file.parent_path(), error);
-      std::ofstream(file) << attempt.source;
+      fs::create_directories((out / files[i]).parent_path(), error);
+      std::ofstream(out / files[i]) << outcome.attempts[i].source;
     }
   }
 }

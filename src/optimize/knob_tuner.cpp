@@ -81,9 +81,9 @@ std::vector<Values> dot_tile_seeds(const std::string& source, const std::vector<
   seeds.reserve(kDotTileConfigs.size());
   for (const auto& config : kDotTileConfigs) {
     Values values = start;
+    const std::array<long long, 6> by_role{config.m,     config.n,      config.k,
+                                           config.group, config.stages, config.warps};
     for (std::size_t i = 0; i < knobs.size(); ++i) {
-      const std::array<long long, 6> by_role{config.m,     config.n,      config.k,
-                                             config.group, config.stages, config.warps};
       const auto role = tile_role(knobs[i]);
       if (role != TileRole::other) {
         values[i] = nearest_choice(knobs[i], by_role.at(static_cast<std::size_t>(role)));

@@ -104,11 +104,9 @@ class Search {
       return std::nullopt;
     }
     std::vector<std::string> sources;
-    std::vector<std::size_t> evaluated;
-    for (std::size_t i = 0; i < proposals.size(); ++i) {
-      if (proposals[i].why_not.empty()) {
-        sources.push_back(proposals[i].code);
-        evaluated.push_back(i);
+    for (const auto& proposal : proposals) {
+      if (proposal.why_not.empty()) {
+        sources.push_back(proposal.code);
       }
     }
     auto results = sources.empty() ? std::vector<ProposalResult>{} : evaluate_(sources, Measurement::final);
@@ -116,20 +114,20 @@ class Search {
     used_ += static_cast<int>(sources.size());
     bool improved = false;
     const auto best_before = outcome_.best_ms;
-    for (std::size_t k = 0; k < proposals.size(); ++k) {
-      const auto slot = std::find(evaluated.begin(), evaluated.end(), k);
-      if (slot == evaluated.end()) {
-        record_unevaluated(round, {proposals[k]});
+    auto next_result = results.begin();  // the results follow the evaluated proposals in order
+    for (const auto& proposal : proposals) {
+      if (!proposal.why_not.empty()) {
+        record_unevaluated(round, {proposal});
         continue;
       }
-      const auto& result = results[static_cast<std::size_t>(slot - evaluated.begin())];
+      const auto& result = *next_result++;
       outcome_.attempts.push_back(
-          SearchAttempt{round, "llm", {}, proposals[k].idea, proposals[k].code, Measurement::final, result});
+          SearchAttempt{round, "llm", {}, proposal.idea, proposal.code, Measurement::final, result});
       if (result.accepted && result.candidate_ms && best_before &&
           *result.candidate_ms < *best_before * (1.0 - settings_.limits.min_improvement) &&
           (!improved || *result.candidate_ms < *outcome_.best_ms)) {
         outcome_.best_ms = result.candidate_ms;
-        outcome_.best_source = proposals[k].code;
+        outcome_.best_source = proposal.code;
         improved = true;
       }
     }

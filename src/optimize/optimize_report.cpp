@@ -29,24 +29,22 @@ nlohmann::json knobs_json(const KnobSearch& search, const SearchOutcome& outcome
 
 nlohmann::json attempts_json(const KnobSearch& search, const SearchOutcome& outcome) {
   nlohmann::json attempts = nlohmann::json::array();
-  std::map<int, int> per_round;
-  for (const auto& attempt : outcome.attempts) {
+  const auto files = attempt_file_names(outcome);
+  for (std::size_t a = 0; a < outcome.attempts.size(); ++a) {
+    const auto& attempt = outcome.attempts[a];
     nlohmann::json values = nlohmann::json::object();
     for (std::size_t i = 0; i < attempt.values.size() && i < search.knobs.size(); ++i) {
       values[fmt::format("{} ({})", search.knobs[i].name, search.knobs[i].where)] = attempt.values[i];
     }
-    const int index = ++per_round[attempt.round];
-    attempts.push_back(
-        {{"round", attempt.round},
-         {"proposer", attempt.proposer},
-         {"values", values},
-         {"idea", attempt.idea},
-         {"file", attempt.source.empty() ? nlohmann::json(nullptr)
-                                         : nlohmann::json(attempt_file_name(attempt.round, index))},
-         {"measurement", attempt.measurement == Measurement::final ? "final" : "screening"},
-         {"accepted", attempt.result.accepted},
-         {"ms", optional_number(attempt.result.candidate_ms)},
-         {"summary", attempt.result.summary}});
+    attempts.push_back({{"round", attempt.round},
+                        {"proposer", attempt.proposer},
+                        {"values", values},
+                        {"idea", attempt.idea},
+                        {"file", files[a].empty() ? nlohmann::json(nullptr) : nlohmann::json(files[a])},
+                        {"measurement", attempt.measurement == Measurement::final ? "final" : "screening"},
+                        {"accepted", attempt.result.accepted},
+                        {"ms", optional_number(attempt.result.candidate_ms)},
+                        {"summary", attempt.result.summary}});
   }
   return attempts;
 }
@@ -132,8 +130,16 @@ std::string profile_rows(const nlohmann::json& profile, const char* label) {
 
 }  // namespace
 
-std::string attempt_file_name(int round, int index_in_round) {
-  return fmt::format("attempts/round-{}-{}.py", round, index_in_round);
+std::vector<std::string> attempt_file_names(const SearchOutcome& outcome) {
+  std::vector<std::string> files;
+  files.reserve(outcome.attempts.size());
+  std::map<int, int> per_round;
+  for (const auto& attempt : outcome.attempts) {
+    const int index = ++per_round[attempt.round];
+    files.push_back(attempt.source.empty() ? ""
+                                           : fmt::format("attempts/round-{}-{}.py", attempt.round, index));
+  }
+  return files;
 }
 
 nlohmann::json optimize_report(const OptimizeRun& run) {

@@ -23,12 +23,12 @@ struct OptimizeRun {
 
 // The report (schema kforge.optimize/1): knobs with their start and best values, speedup per round,
 // the roofline position before and after, and every attempt with its proposer, what it changed and its
-// verdict summary. An LLM attempt's source is not in it: `attempt_file_name` names its file.
+// verdict summary. An LLM attempt's source is not in it: `attempt_file_names` names its file.
 nlohmann::json optimize_report(const OptimizeRun& run);
 
-// The file (relative to the report) that holds an LLM attempt's source: attempts/round-R-K.py, K
-// counting the attempts of round R from 1.
-std::string attempt_file_name(int round, int index_in_round);
+// For each attempt, the file (relative to the report) that holds its source: attempts/round-R-K.py, K
+// counting the attempts of round R from 1; "" for an attempt without a source (the tuner's).
+std::vector<std::string> attempt_file_names(const SearchOutcome& outcome);
 
 // A few lines for the terminal.
 std::string render_report_text(const nlohmann::json& report);
