@@ -559,8 +559,15 @@ std::optional<std::size_t> NameResolver::receiver_class(const Expr& expr, std::s
 }
 
 Resolved NameResolver::resolve_with_import(const Expr& expr) const {
+  if (const auto found = expression_cache_.find(&expr); found != expression_cache_.end()) {
+    return found->second;
+  }
   Query query;
-  return resolve_in(expr, scope_of(expr), query);
+  Resolved resolved = resolve_in(expr, scope_of(expr), query);
+  if (!query.truncated) {
+    expression_cache_.emplace(&expr, resolved);
+  }
+  return resolved;
 }
 
 Resolved NameResolver::resolve_name(const std::string& name, std::size_t scope, Query& query) const {

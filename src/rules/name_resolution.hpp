@@ -159,6 +159,9 @@ class NameResolver {
   // asks again, so hostile modules with thousands of values and sites stay linear.
   mutable std::map<std::pair<std::size_t, std::string>, std::vector<const source::Expr*>> values_cache_;
   mutable std::unordered_map<std::size_t, std::vector<std::size_t>> hierarchy_cache_;
+  // resolve_with_import() per expression: the rules ask about the same references many times.
+  // Only answers that were not cut short are kept, so a later, fuller answer is never hidden.
+  mutable std::unordered_map<const source::Expr*, Resolved> expression_cache_;
   mutable std::size_t work_ = 0;
 };
 

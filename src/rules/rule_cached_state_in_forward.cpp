@@ -111,7 +111,7 @@ class CachedStateChecker {
   void check_target(const source::Expr& target, const FunctionBody& body, std::string_view verb) {
     if (target.kind() == source::NodeKind::tuple || target.kind() == source::NodeKind::list) {
       for (const source::Node* element : source::children_of(target)) {
-        check_target(dynamic_cast<const source::Expr&>(*element), body, verb);
+        check_target(source::as_expr(*element), body, verb);
       }
       return;
     }
@@ -222,7 +222,7 @@ class CachedStateChecker {
   void check_cache_wrappers() {
     source::walk(context_.module, [&](const source::Node& node) {
       if (is_reference_root(node, names_) && !is_in_decorator(node)) {
-        const auto& reference = dynamic_cast<const source::Expr&>(node);
+        const auto& reference = source::as_expr(node);
         const std::string origin = names_.resolve(reference);
         if (module_match(origin, kCaches)) {
           sink_.add(severity_, describe(reference, origin) + " memoises a function" + std::string(kWhy),

@@ -161,7 +161,7 @@ class IoChecker {
         });
     source::walk(context_.module, [this](const source::Node& node) {
       if (is_reference_root(node, names_)) {
-        check_reference(dynamic_cast<const source::Expr&>(node));
+        check_reference(source::as_expr(node));
       }
       if (const auto* attribute = source::node_cast<source::Attribute>(node);
           attribute != nullptr && in_table(kWritingMethods, attribute->attr)) {

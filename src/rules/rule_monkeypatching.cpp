@@ -118,7 +118,7 @@ class MonkeypatchChecker {
   void check_target(const source::Expr& target, std::string_view verb) {
     if (target.kind() == source::NodeKind::tuple || target.kind() == source::NodeKind::list) {
       for (const source::Node* element : source::children_of(target)) {
-        check_target(dynamic_cast<const source::Expr&>(*element), verb);
+        check_target(source::as_expr(*element), verb);
       }
       return;
     }

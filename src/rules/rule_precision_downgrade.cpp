@@ -155,7 +155,7 @@ class PrecisionChecker {
       const std::vector<const source::Node*> options = source::children_of(against);
       low =
           !options.empty() && std::all_of(options.begin(), options.end(), [this](const source::Node* option) {
-            return low_precision_origin(dynamic_cast<const source::Expr&>(*option)).has_value();
+            return low_precision_origin(source::as_expr(*option)).has_value();
           });
     }
     if (!low) {
@@ -244,7 +244,7 @@ class PrecisionChecker {
             found = "numpy dtype \"" + *code + "\"";
           }
         }
-        if (const auto* reference = dynamic_cast<const source::Expr*>(&node);
+        if (const auto* reference = source::expr_cast(&node);
             reference != nullptr && is_reference_root(node, names_)) {
           found = low_precision_origin(*reference);
         }

@@ -296,7 +296,7 @@ std::vector<ReadReference> read_references(const source::Module& module, const N
   std::vector<ReadReference> references;
   source::walk(module, [&](const Node& node) {
     if (is_reference_root(node, names) && assignment_of_target(node, names) == nullptr) {
-      const auto& expr = dynamic_cast<const source::Expr&>(node);
+      const auto& expr = source::as_expr(node);
       references.push_back({&expr, names.resolve_with_import(expr)});
     }
     return source::WalkAction::visit_children;

@@ -457,7 +457,7 @@ class TorchComputeChecker {
         report(*augmented, "the `@=` operator multiplies matrices through PyTorch (cuBLAS)", body);
       } else if (is_reference_root(node, names_) && !is_called(node) &&
                  assignment_of_target(node, names_) == nullptr) {
-        check_reference(dynamic_cast<const source::Expr&>(node), body);
+        check_reference(source::as_expr(node), body);
       }
     });
   }
@@ -651,7 +651,7 @@ class TorchComputeChecker {
         candidates.insert(candidates.end(), elements.begin(), elements.end());
       }
       for (const source::Node* candidate : candidates) {
-        const auto* expr = dynamic_cast<const source::Expr*>(candidate);
+        const auto* expr = source::expr_cast(candidate);
         std::string origin = expr != nullptr ? names_.resolve(*expr) : std::string();
         if (classify(origin).category == Category::compute) {
           return origin;

@@ -294,7 +294,7 @@ class IndexBuilder {
     switch (node.kind()) {
       case NodeKind::name:
       case NodeKind::attribute:
-        scopes_[scope].references.push_back(dynamic_cast<const Expr*>(&node));
+        scopes_[scope].references.push_back(expr_cast(&node));
         break;
       case NodeKind::call:
         scopes_[scope].calls.push_back(node_cast<Call>(node));
@@ -836,7 +836,7 @@ class IndexBuilder {
             attribute_kernels(*attribute, value_scope, resolution, next);
           } else {
             for (const Node* child : container_parts(value)) {
-              if (const auto* part = dynamic_cast<const Expr*>(child)) {
+              if (const auto* part = expr_cast(child)) {
                 next.push_back({part, value_scope, {}});
               }
             }
@@ -1136,7 +1136,7 @@ class IndexBuilder {
       if (node_cast<Name>(value) == nullptr && node_cast<Attribute>(value) == nullptr) {
         const std::vector<const Node*> parts = container_parts(*value);
         std::for_each(parts.rbegin(), parts.rend(), [&pending](const Node* part) {
-          if (const auto* part_expr = dynamic_cast<const Expr*>(part)) {
+          if (const auto* part_expr = expr_cast(part)) {
             pending.push_back(part_expr);
           }
         });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <typeinfo>
 #include <utility>
 
 namespace kforge::source {
@@ -141,22 +142,18 @@ void Dict::for_each_child(const ChildVisitor& visit) const {
   }
 }
 
+const Expr& as_expr(const Node& node) {
+  const Expr* expr = expr_cast(&node);
+  if (expr == nullptr) {
+    throw std::bad_cast();
+  }
+  return *expr;
+}
+
 std::vector<const Node*> children_of(const Node& node) {
   std::vector<const Node*> children;
   node.for_each_child([&children](const Node& child) { children.push_back(&child); });
   return children;
-}
-
-void walk(const Node& root, const std::function<WalkAction(const Node&)>& visitor) {
-  std::vector<const Node*> pending{&root};
-  while (!pending.empty()) {
-    const Node* node = pending.back();
-    pending.pop_back();
-    if (visitor(*node) == WalkAction::skip_children) {
-      continue;
-    }
-    push_children_reversed(*node, pending, [](const Node& child) { return &child; });
-  }
 }
 
 std::string dotted_name(const Expr& expr) {

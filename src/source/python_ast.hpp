@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "source/source_location.hpp"
@@ -85,7 +86,30 @@ enum class NodeKind : std::uint8_t {
 std::string_view to_string(NodeKind kind);
 
 class Node;
-using ChildVisitor = std::function<void(const Node&)>;
+
+// A non-owning reference to a callable taking a Node, valid while that callable lives. Walks call
+// it once per node; a std::function there cost a type-erased call and a manager call per step.
+class ChildVisitor {
+ public:
+  // A lambda converts implicitly; the constraint keeps copies and moves on the implicit members.
+  // NOLINTBEGIN(google-explicit-constructor, bugprone-forwarding-reference-overload)
+  template <class Callable>
+  requires(!std::is_same_v<std::remove_cvref_t<Callable>, ChildVisitor> &&
+           std::is_invocable_v<Callable&, const Node&>) ChildVisitor(Callable&& callable)
+      : callable_(static_cast<const void*>(std::addressof(callable))),
+        call_([](const void* target, const Node& node) {
+          using Target = std::remove_reference_t<Callable>;
+          // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): restores the callable's own constness
+          (*static_cast<Target*>(const_cast<void*>(target)))(node);
+        }) {}
+  // NOLINTEND(google-explicit-constructor, bugprone-forwarding-reference-overload)
+
+  void operator()(const Node& node) const { call_(callable_, node); }
+
+ private:
+  const void* callable_;
+  void (*call_)(const void*, const Node&);
+};
 
 class Node {
  public:
@@ -754,6 +778,18 @@ const T* node_cast(const Node& node) {
   return node_cast<T>(&node);
 }
 
+// True for the kinds whose nodes are Exprs: they come first in NodeKind, up to match_as.
+constexpr bool is_expression(NodeKind kind) { return kind <= NodeKind::match_as; }
+
+// The node as an Expr, or null when it is a statement or a part; by kind, like node_cast.
+inline const Expr* expr_cast(const Node* node) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-static-cast-downcast): checked by kind just before
+  return node != nullptr && is_expression(node->kind()) ? static_cast<const Expr*>(node) : nullptr;
+}
+
+// The node as an Expr; throws std::bad_cast (as dynamic_cast would) when it is not one.
+const Expr& as_expr(const Node& node);
+
 std::vector<const Node*> children_of(const Node& node);
 
 // Appends `make(child)` for each direct child of `node` to the stack `pending` in reverse source
@@ -769,8 +805,20 @@ void push_children_reversed(const Node& node, Stack& pending, const Make& make) 
 enum class WalkAction : std::uint8_t { visit_children, skip_children };
 
 // Pre-order traversal of `root` and all its descendants, in source order. Iterative, so it is
-// safe on any tree. Return WalkAction::skip_children to prune the subtree below a node.
-void walk(const Node& root, const std::function<WalkAction(const Node&)>& visitor);
+// safe on any tree. `visitor(node)` returns WalkAction::skip_children to prune the subtree below
+// a node. A template so the visitor is called directly: every rule walks the whole module.
+template <class Visitor>
+void walk(const Node& root, Visitor&& visitor) {
+  std::vector<const Node*> pending{&root};
+  while (!pending.empty()) {
+    const Node* node = pending.back();
+    pending.pop_back();
+    if (visitor(*node) == WalkAction::skip_children) {
+      continue;
+    }
+    push_children_reversed(*node, pending, [](const Node& child) { return &child; });
+  }
+}
 
 // "a.b.c" for a Name/Attribute chain, empty for anything else (e.g. a call in the chain).
 std::string dotted_name(const Expr& expr);

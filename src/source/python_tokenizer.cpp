@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <utility>
@@ -17,6 +18,18 @@ constexpr std::array<std::string_view, 35> kKeywords = {
     "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
     "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
     "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+
+// Per first character, a bit per length of the keywords starting with it: most names (x, tl,
+// torch...) are told apart from every keyword without a string comparison.
+constexpr std::array<std::uint16_t, 128> keyword_shapes() {
+  std::array<std::uint16_t, 128> shapes{};
+  for (const std::string_view keyword : kKeywords) {
+    shapes.at(static_cast<unsigned char>(keyword.front())) |=
+        static_cast<std::uint16_t>(1U << keyword.size());
+  }
+  return shapes;
+}
+constexpr std::array<std::uint16_t, 128> kKeywordShapes = keyword_shapes();
 
 constexpr std::array<std::string_view, 5> kThreeCharOperators = {"**=", "//=", ">>=", "<<=", "..."};
 constexpr std::array<std::string_view, 19> kTwoCharOperators = {
@@ -171,6 +184,9 @@ std::string normalize_source(std::string_view source) {
   if (source.starts_with(kByteOrderMark)) {
     source.remove_prefix(kByteOrderMark.size());
   }
+  if (source.find('\r') == std::string_view::npos) {
+    return std::string(source);  // the usual case: one copy, no per-character loop
+  }
   std::string text;
   text.reserve(source.size());
   for (std::size_t i = 0; i < source.size(); ++i) {
@@ -232,19 +248,29 @@ class Cursor {
 };
 
 // Rejects null bytes and malformed UTF-8 up front so the lexer can rely on well-formed text.
+// ASCII bytes are checked without decoding; the location is only worked out for an error.
 void validate_encoding(std::string_view text, SourceLocation start) {
-  Cursor cursor(text, start);
-  while (!cursor.at_end()) {
-    const char c = cursor.peek();
-    if (c == '\0') {
-      throw LexFailure("source code cannot contain null bytes", cursor.location());
+  const auto location_of = [&](std::size_t offset) {
+    Cursor cursor(text, start);
+    cursor.advance(offset);
+    return cursor.location();
+  };
+  std::size_t offset = 0;
+  while (offset < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[offset]);
+    if (byte == 0) {
+      throw LexFailure("source code cannot contain null bytes", location_of(offset));
     }
-    const auto code_point = decode_utf8(text, cursor.offset());
+    if (byte < 0x80) {
+      ++offset;
+      continue;
+    }
+    const auto code_point = decode_utf8(text, offset);
     if (!code_point) {
-      throw LexFailure("invalid UTF-8 byte 0x" + hex_code(byte_at(text, cursor.offset())).substr(4),
-                       cursor.location());
+      throw LexFailure("invalid UTF-8 byte 0x" + hex_code(byte_at(text, offset)).substr(4),
+                       location_of(offset));
     }
-    cursor.advance(code_point->length);
+    offset += code_point->length;
   }
 }
 
@@ -909,8 +935,12 @@ class Lexer {
 }  // namespace
 
 bool is_python_keyword(std::string_view word) {
-  // The first-character test skips most comparisons: every name token asks this.
-  return !word.empty() && std::any_of(kKeywords.begin(), kKeywords.end(), [word](std::string_view keyword) {
+  // Every name token asks this: the shape test answers most of them.
+  if (word.empty() || word.size() > 8 || static_cast<unsigned char>(word.front()) >= kKeywordShapes.size() ||
+      (kKeywordShapes.at(static_cast<unsigned char>(word.front())) & (1U << word.size())) == 0) {
+    return false;
+  }
+  return std::any_of(kKeywords.begin(), kKeywords.end(), [word](std::string_view keyword) {
     return keyword.front() == word.front() && keyword == word;
   });
 }

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "source/python_ast.hpp"
@@ -560,6 +561,58 @@ TEST(Parser, NodeKindNamesAreDistinct) {
   EXPECT_EQ(to_string(NodeKind::function_def), "FunctionDef");
   EXPECT_EQ(to_string(CompareOperator::is_not), "is not");
   EXPECT_EQ(to_string(BinaryOperator::floor_div), "//");
+}
+
+// expr_cast tells expressions from statements and parts by kind alone; it must agree with the
+// class hierarchy for every kind a module can hold.
+TEST(Parser, ExprCastAgreesWithTheClassHierarchy) {
+  const auto module = parse_ok(
+      "import os as o\n"
+      "from m import (a as b)\n"
+      "@deco(x, *y, k=1, **z)\n"
+      "async def f[T](p: int = 1, /, *args, q, **kw) -> T:\n"
+      "    global g\n"
+      "    async with a as (b, c), d:\n"
+      "        async for i in range(3):\n"
+      "            yield i\n"
+      "    try:\n"
+      "        del x[1:2:3], y.z\n"
+      "    except* ValueError as e:\n"
+      "        raise RuntimeError() from e\n"
+      "    else:\n"
+      "        pass\n"
+      "    finally:\n"
+      "        assert not a, f'{b!r:>{w}}'\n"
+      "    match p:\n"
+      "        case [1, *rest] | {'k': v, **kw} if v:\n"
+      "            return (yield from g), await h, lambda u=1: u\n"
+      "        case Point(x=0) as pt:\n"
+      "            nonlocal_q = [e for e in s if e] + list({e: 1 for e in s}) + [*{e for e in s}]\n"
+      "    while (n := n - 1) > 0 and -n < 2 or n is None:\n"
+      "        break\n"
+      "    else:\n"
+      "        continue_ = 1 if a else 2\n"
+      "    x += 1; y: int = 2; type Alias = list[int]\n"
+      "class C(B, metaclass=M):\n"
+      "    z = (i for i in ()), {1, 2}, {}, b'x', ...\n");
+  int expressions = 0;
+  int others = 0;
+  walk(*module, [&](const Node& node) {
+    const bool is_expr = dynamic_cast<const Expr*>(&node) != nullptr;
+    EXPECT_EQ(expr_cast(&node) != nullptr, is_expr) << to_string(node.kind());
+    EXPECT_EQ(is_expression(node.kind()), is_expr) << to_string(node.kind());
+    if (is_expr) {
+      EXPECT_EQ(&as_expr(node), expr_cast(&node));
+      ++expressions;
+    } else {
+      EXPECT_THROW(static_cast<void>(as_expr(node)), std::bad_cast);
+      ++others;
+    }
+    return WalkAction::visit_children;
+  });
+  EXPECT_GT(expressions, 100);
+  EXPECT_GT(others, 40);
+  EXPECT_EQ(expr_cast(nullptr), nullptr);
 }
 
 }  // namespace

@@ -340,6 +340,21 @@ TEST(Tokenizer, NullBytesAndInvalidUtf8) {
   EXPECT_EQ(error_of("\xC0\x80").message, "invalid UTF-8 byte 0xC0");  // overlong encoding
 }
 
+// The encoding check skips ASCII without decoding; its error locations still count code points,
+// and carriage returns still end lines.
+TEST(Tokenizer, EncodingErrorLocationsCountCodePoints) {
+  const TokenizeError after_accent = error_of("s = 'caf\xC3\xA9'\n\xC3\xA9\xFF");
+  EXPECT_EQ(after_accent.message, "invalid UTF-8 byte 0xFF");
+  EXPECT_EQ(after_accent.location, (SourceLocation{2, 2}));
+  const TokenizeError null_after_crlf = error_of(std::string_view("x = '\xE2\x82\xAC'\r\n\r\nab\0", 16));
+  EXPECT_EQ(null_after_crlf.message, "source code cannot contain null bytes");
+  EXPECT_EQ(null_after_crlf.location, (SourceLocation{3, 3}));
+  const TokenizeResult crlf = tokenize("x = 1\r\ny = 2\r");
+  ASSERT_TRUE(crlf.ok());
+  EXPECT_EQ(crlf.tokens.at(4).location, (SourceLocation{2, 1}));
+  EXPECT_EQ(crlf.tokens.at(4).text, "y");
+}
+
 TEST(Tokenizer, LineContinuationErrors) {
   EXPECT_EQ(error_of("x = 1 \\ 2\n").message, "unexpected character after line continuation character");
   EXPECT_EQ(error_of("x = 1 + \\").message, "unexpected end of file after line continuation character");
