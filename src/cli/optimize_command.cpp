@@ -149,6 +149,20 @@ std::string bound_of(const nlohmann::json& profile) {
   return profile["kernels"][0]["roofline"].value("bound", "");
 }
 
+// Stops the search once the forward runs within 5% of the start's roofline floor (the least time its
+// measured bytes and FLOPs need); the forward's time includes launches, so this never stops early.
+void set_roofline_target(const nlohmann::json& profile, optimize::SearchLimits& limits) {
+  if (!profile.is_object() || !profile.contains("floor_seconds") || !profile["floor_seconds"].is_number() ||
+      profile["floor_seconds"].get<double>() <= 0) {
+    return;
+  }
+  const double floor_ms = 1000 * profile["floor_seconds"].get<double>();
+  limits.target_ms = floor_ms / kNearRoofline;
+  limits.target_description = fmt::format(
+      "within {:.0f}% of the roofline floor ({:.4g} ms, for the start's measured bytes and FLOPs)",
+      100 * (1 - kNearRoofline), floor_ms);
+}
+
 std::string read_candidate(const std::string& path) {
   const auto extracted = source::extract_code(source::read_text_file(path));
   if (!extracted.ok()) {
@@ -283,6 +297,7 @@ int run_optimize(OptimizeOptions& options) {
   }
   const SearchInputs inputs{source, profile_of(options, source, gpu), optimize::find_knobs(source)};
   const auto& before = inputs.profile;
+  set_roofline_target(before, options.limits);
   EngineEvaluator evaluator(options, store.get());
   optimize::SearchOutcome outcome;
   optimize::KnobSearch searched_knobs;
@@ -305,7 +320,8 @@ int run_optimize(OptimizeOptions& options) {
         outcome.best_source = from;
         outcome.stop_reason = fmt::format("the {} proposer failed: {}", proposer, error.what());
       }
-      if (outcome.evaluations >= options.limits.max_evaluations || optimize::past_deadline(options.limits)) {
+      if (outcome.evaluations >= options.limits.max_evaluations || optimize::past_deadline(options.limits) ||
+          optimize::target_reached(options.limits, outcome.best_ms)) {
         break;
       }
     }

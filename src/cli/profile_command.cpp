@@ -58,6 +58,7 @@ nlohmann::json profile_document(const ProfileOptions& options, const nlohmann::j
                              {"ceilings", nullptr},
                              {"kernels", nlohmann::json::array()},
                              {"fraction_of_roofline", nullptr},
+                             {"floor_seconds", nullptr},
                              {"notes", nlohmann::json::array()}};
   const auto device = verdict["device"].value("device", std::string("cpu"));
   if (device.rfind("cuda", 0) != 0) {
@@ -85,6 +86,7 @@ nlohmann::json profile_document(const ProfileOptions& options, const nlohmann::j
   auto body = profile::to_json(report);
   document["kernels"] = body["kernels"];
   document["fraction_of_roofline"] = body["fraction_of_roofline"];
+  document["floor_seconds"] = body["floor_seconds"];
   document["notes"] = body["notes"];
   document["ncu"] = {
       {"used", evidence.ncu.has_value()},

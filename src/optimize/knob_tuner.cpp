@@ -124,6 +124,11 @@ class Search {
     }
     outcome_.baseline_ms = outcome_.best_ms = baseline.candidate_ms;
     outcome_.best_ms_after_round.push_back(*outcome_.best_ms);
+    if (auto reason = limit_reached(settings_.limits, used_, 0, outcome_.best_ms)) {
+      outcome_.stop_reason = std::move(*reason);  // the start used the budget or met the target
+      outcome_.evaluations = used_;
+      return std::move(outcome_);
+    }
     int idle_rounds = 0;
     std::vector<Move> good_moves;
     for (int round = 1;; ++round) {
@@ -135,7 +140,7 @@ class Search {
       const bool improved = run_round(round, proposals, good_moves);
       outcome_.best_ms_after_round.push_back(*outcome_.best_ms);
       idle_rounds = improved ? 0 : idle_rounds + 1;
-      if (auto reason = limit_reached(settings_.limits, used_, idle_rounds)) {
+      if (auto reason = limit_reached(settings_.limits, used_, idle_rounds, outcome_.best_ms)) {
         outcome_.stop_reason = std::move(*reason);
         break;
       }

@@ -60,8 +60,8 @@ class Search {
     outcome_.best_ms_after_round.push_back(start_result.candidate_ms.value_or(0.0));
     int idle_rounds = 0;
     for (int round = 1;; ++round) {
-      if (auto reason = limit_reached(settings_.limits, used_, 0)) {
-        outcome_.stop_reason = std::move(*reason);  // the start used the budget
+      if (auto reason = limit_reached(settings_.limits, used_, 0, outcome_.best_ms)) {
+        outcome_.stop_reason = std::move(*reason);  // the start used the budget or met the target
         break;
       }
       const auto improved = run_round(round);
@@ -70,7 +70,7 @@ class Search {
       }
       outcome_.best_ms_after_round.push_back(outcome_.best_ms.value_or(0.0));
       idle_rounds = *improved ? 0 : idle_rounds + 1;
-      if (auto reason = limit_reached(settings_.limits, used_, idle_rounds)) {
+      if (auto reason = limit_reached(settings_.limits, used_, idle_rounds, outcome_.best_ms)) {
         outcome_.stop_reason = std::move(*reason);
         break;
       }

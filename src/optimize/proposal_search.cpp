@@ -12,7 +12,17 @@ bool past_deadline(const SearchLimits& limits) {
   return limits.deadline && std::chrono::steady_clock::now() >= *limits.deadline;
 }
 
-std::optional<std::string> limit_reached(const SearchLimits& limits, int evaluations_used, int idle_rounds) {
+bool target_reached(const SearchLimits& limits, std::optional<double> best_ms) {
+  return limits.target_ms && best_ms && *best_ms <= *limits.target_ms;
+}
+
+std::optional<std::string> limit_reached(const SearchLimits& limits, int evaluations_used, int idle_rounds,
+                                         std::optional<double> best_ms) {
+  if (target_reached(limits, best_ms)) {
+    return fmt::format("the best runs in {:.4g} ms, at or under the target of {:.4g} ms{}{}", *best_ms,
+                       *limits.target_ms, limits.target_description.empty() ? "" : ": ",
+                       limits.target_description);
+  }
   if (evaluations_used >= limits.max_evaluations) {
     return fmt::format("the budget of {} evaluations is used", limits.max_evaluations);
   }

@@ -30,14 +30,21 @@ struct SearchLimits {
   int patience = 2;               // rounds without improvement before stopping
   double min_improvement = 0.02;  // a proposal must be this much faster than the best to replace it
   std::optional<std::chrono::steady_clock::time_point> deadline;  // no new round starts after it
+  // Stop once the best runs this fast (optimize: 5% above the start's roofline floor), and why.
+  std::optional<double> target_ms;
+  std::string target_description;
 };
 
 // True when the limits' deadline has passed.
 bool past_deadline(const SearchLimits& limits);
 
-// Why a search stops after a round (the budget used, `patience` idle rounds, the deadline), or nothing
-// when it goes on.
-std::optional<std::string> limit_reached(const SearchLimits& limits, int evaluations_used, int idle_rounds);
+// Why a search stops after a round (the best at the target, the budget used, `patience` idle rounds,
+// the deadline), or nothing when it goes on.
+std::optional<std::string> limit_reached(const SearchLimits& limits, int evaluations_used, int idle_rounds,
+                                         std::optional<double> best_ms);
+
+// True when `best_ms` meets the limits' target.
+bool target_reached(const SearchLimits& limits, std::optional<double> best_ms);
 
 // One attempt of a search, for the report.
 struct SearchAttempt {

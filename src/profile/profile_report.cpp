@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 namespace kforge::profile {
 namespace {
@@ -119,7 +120,8 @@ void diagnose(KernelProfile& kernel, const ProfileEvidence& evidence) {
   }
 }
 
-std::optional<double> weighted_fraction(const std::vector<KernelProfile>& kernels) {
+// The summed roofline floors and measured times of the kernels placed on the roofline.
+std::pair<double, double> floors_and_seconds(const std::vector<KernelProfile>& kernels) {
   double floors = 0;
   double seconds = 0;
   for (const auto& kernel : kernels) {
@@ -128,7 +130,7 @@ std::optional<double> weighted_fraction(const std::vector<KernelProfile>& kernel
       seconds += kernel.total_seconds;
     }
   }
-  return seconds > 0 ? std::optional<double>(floors / seconds) : std::nullopt;
+  return {floors, seconds};
 }
 
 nlohmann::json work_json(const KernelWork& work) {
@@ -192,7 +194,11 @@ ProfileReport build_profile_report(const ProfileEvidence& evidence) {
   std::stable_sort(
       report.kernels.begin(), report.kernels.end(),
       [](const KernelProfile& a, const KernelProfile& b) { return a.total_seconds > b.total_seconds; });
-  report.fraction_of_roofline = weighted_fraction(report.kernels);
+  const auto [floors, seconds] = floors_and_seconds(report.kernels);
+  if (seconds > 0) {
+    report.fraction_of_roofline = floors / seconds;
+    report.floor_seconds = floors;
+  }
   return report;
 }
 
@@ -210,6 +216,8 @@ nlohmann::json to_json(const ProfileReport& report) {
   return {{"kernels", kernels},
           {"fraction_of_roofline", report.fraction_of_roofline ? nlohmann::json(*report.fraction_of_roofline)
                                                                : nlohmann::json(nullptr)},
+          {"floor_seconds",
+           report.floor_seconds ? nlohmann::json(*report.floor_seconds) : nlohmann::json(nullptr)},
           {"notes", report.notes}};
 }
 

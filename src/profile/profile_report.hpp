@@ -37,6 +37,9 @@ struct ProfileReport {
   std::vector<KernelProfile> kernels;  // the longest-running first
   // Time-weighted: the sum of the kernels' roofline floors over the sum of their times.
   std::optional<double> fraction_of_roofline;
+  // The forward's roofline floor: each kernel's larger floor times its launches, summed (the least
+  // time its measured bytes and FLOPs need on this GPU).
+  std::optional<double> floor_seconds;
   std::vector<std::string> notes;  // what could not be measured, and why
 };
 

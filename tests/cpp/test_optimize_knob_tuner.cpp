@@ -90,6 +90,35 @@ TEST(KnobTuner, StopsAtTheBudget) {
   EXPECT_NE(outcome.stop_reason.find("budget of 5"), std::string::npos) << outcome.stop_reason;
 }
 
+// The machine's optimum is 1.0 ms; a target of 1.1 ms is met before it, so the search ends there.
+TEST(KnobTuner, StopsOnceTheBestMeetsTheTarget) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  TunerSettings settings;
+  settings.limits.max_evaluations = 100;
+  settings.limits.target_ms = 1.1;
+  settings.limits.target_description = "within 5% of the roofline floor";
+  const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
+  ASSERT_TRUE(outcome.best_ms);
+  EXPECT_LE(*outcome.best_ms, 1.1);
+  EXPECT_NE(outcome.stop_reason.find("at or under the target of 1.1 ms: within 5% of the roofline floor"),
+            std::string::npos)
+      << outcome.stop_reason;
+  TunerSettings untargeted = settings;
+  untargeted.limits.target_ms.reset();
+  EXPECT_LT(outcome.attempts.size(),
+            tune_knobs(kCandidate, knobs, untargeted, model_machine).attempts.size());
+}
+
+TEST(KnobTuner, AStartAlreadyAtTheTargetIsNotTuned) {
+  const auto knobs = find_knobs(kCandidate).knobs;
+  TunerSettings settings;
+  settings.limits.target_ms = 2.0;  // the start runs in 1.25 ms
+  const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
+  EXPECT_EQ(outcome.attempts.size(), 1U);
+  EXPECT_EQ(outcome.best_source, kCandidate);
+  EXPECT_NE(outcome.stop_reason.find("target of 2 ms"), std::string::npos) << outcome.stop_reason;
+}
+
 TEST(KnobTuner, AStartingCandidateWithoutATimingIsReportedNotTuned) {
   const auto knobs = find_knobs(kCandidate).knobs;
   const auto rejecting = [](const std::vector<std::string>& sources, Measurement) {

@@ -136,6 +136,21 @@ TEST(LlmSearch, TheBudgetLimitsTheSamplesAskedFor) {
   EXPECT_EQ(outcome.stop_reason, "the budget of 7 evaluations is used");
 }
 
+TEST(LlmSearch, StopsOnceTheBestMeetsTheTarget) {
+  ScriptedEndpoint endpoint;
+  endpoint.rounds = {{{reply_with("Double the block.", kernel_with_block(2048)), ""}},
+                     {{reply_with("Double it again.", kernel_with_block(4096)), ""}}};
+  LlmSettings settings;
+  settings.samples = 1;
+  settings.limits.patience = 100;
+  settings.limits.target_ms = 0.6;
+  const auto outcome =
+      llm_search(kernel_with_block(1024), context(), settings, std::ref(endpoint), model_machine);
+  EXPECT_EQ(endpoint.prompts.size(), 1U) << "round 1 reached 0.5 ms, so round 2 was never asked for";
+  EXPECT_DOUBLE_EQ(*outcome.best_ms, 0.5);
+  EXPECT_EQ(outcome.stop_reason, "the best runs in 0.5 ms, at or under the target of 0.6 ms");
+}
+
 TEST(LlmSearch, ARejectedStartIsNotSearched) {
   ScriptedEndpoint endpoint;
   const auto outcome =
