@@ -1,6 +1,7 @@
 #include "cli/optimize_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -226,6 +227,48 @@ optimize::SearchOutcome run_proposer(const std::string& proposer, const std::str
   return optimize::llm_search(source, context, llm, sampler, evaluate);
 }
 
+// A second tuner pass's attempts, whose knobs are not the report's knob table (the first pass's): their
+// values are written out by name instead.
+void name_values(optimize::SearchOutcome& outcome, const std::vector<optimize::Knob>& knobs) {
+  for (auto& attempt : outcome.attempts) {
+    if (attempt.proposer != "tune" || attempt.values.empty()) {
+      continue;
+    }
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; i < attempt.values.size() && i < knobs.size(); ++i) {
+      parts.push_back(fmt::format("{}={}", knobs[i].name, attempt.values[i]));
+    }
+    attempt.idea = fmt::format("in the pinned autotune config: {}", fmt::join(parts, " "));
+    attempt.values.clear();
+  }
+}
+
+// When the tuner pinned one of a kernel's autotune configs, that config's sizes, warps and stages are
+// plain literals now: a second pass tunes them from the best, with what is left of the budget.
+void tune_pinned_config(const OptimizeOptions& options, const SearchInputs& inputs,
+                        const optimize::ProposalEvaluator& evaluate,
+                        const optimize::KnobSearch& searched_knobs, optimize::SearchOutcome& outcome) {
+  bool pinned = false;
+  for (std::size_t i = 0; i < searched_knobs.knobs.size() && i < outcome.best_values.size(); ++i) {
+    pinned = pinned || (searched_knobs.knobs[i].kind == optimize::KnobKind::autotune_config &&
+                        outcome.best_values[i] >= 0);
+  }
+  if (!pinned || outcome.evaluations >= options.limits.max_evaluations ||
+      optimize::past_deadline(options.limits) || optimize::target_reached(options.limits, outcome.best_ms)) {
+    return;
+  }
+  optimize::KnobSearch pinned_knobs;
+  auto second =
+      run_proposer("tune", outcome.best_source, options, inputs, outcome.evaluations, evaluate, pinned_knobs);
+  if (pinned_knobs.knobs.empty()) {
+    return;
+  }
+  name_values(second, pinned_knobs.knobs);
+  const auto first_values = outcome.best_values;
+  optimize::append_outcome(outcome, std::move(second));
+  outcome.best_values = first_values;  // the knob table's values
+}
+
 // Writes each LLM attempt's source beside the report (the report names the files).
 void write_attempt_files(const fs::path& out, const optimize::SearchOutcome& outcome) {
   const auto files = optimize::attempt_file_names(outcome);
@@ -315,6 +358,9 @@ int run_optimize(OptimizeOptions& options) {
       try {
         optimize::append_outcome(outcome, run_proposer(proposer, from, options, inputs, outcome.evaluations,
                                                        std::ref(evaluator), searched_knobs));
+        if (proposer == "tune") {
+          tune_pinned_config(options, inputs, std::ref(evaluator), searched_knobs, outcome);
+        }
       } catch (const std::exception& error) {
         std::cerr << fmt::format("kforge optimize: the {} proposer failed: {}\n", proposer, error.what());
         outcome.best_source = from;

@@ -52,6 +52,8 @@ TileRole tile_role(const Knob& knob) {
       return TileRole::stages;
     case KnobKind::group_size:
       return TileRole::group;
+    case KnobKind::autotune_config:
+      return TileRole::other;
     case KnobKind::block_size:
       break;
   }
@@ -194,6 +196,14 @@ class Search {
     }
     for (const std::size_t knob : knob_order(knobs_, settings_.priority)) {
       const auto& choices = knobs_[knob].choices;
+      if (knobs_[knob].kind == KnobKind::autotune_config) {
+        for (const long long choice : choices) {  // configs have no order: every one is a neighbour
+          Values values = best;
+          values[knob] = choice;
+          add(std::move(values));
+        }
+        continue;
+      }
       const auto here = std::find(choices.begin(), choices.end(), best[knob]) - choices.begin();
       for (const std::ptrdiff_t step : {-1, 1, -2, 2}) {  // the nearest values first
         const auto index = here + step;
@@ -274,16 +284,20 @@ SearchOutcome tune_knobs(const std::string& source, const std::vector<Knob>& kno
 }
 
 std::vector<KnobKind> priority_for_bound(const std::string& bound) {
+  // The configs an author wrote come first: each is a whole configuration known to compile.
   if (bound == "memory-bound" || bound == "launch-bound") {
-    return {KnobKind::block_size, KnobKind::num_warps, KnobKind::num_stages, KnobKind::group_size};
+    return {KnobKind::autotune_config, KnobKind::block_size, KnobKind::num_warps, KnobKind::num_stages,
+            KnobKind::group_size};
   }
   if (bound == "compute-bound") {
-    return {KnobKind::block_size, KnobKind::num_stages, KnobKind::group_size, KnobKind::num_warps};
+    return {KnobKind::autotune_config, KnobKind::block_size, KnobKind::num_stages, KnobKind::group_size,
+            KnobKind::num_warps};
   }
   if (bound == "latency-bound") {
-    return {KnobKind::num_warps, KnobKind::num_stages, KnobKind::block_size, KnobKind::group_size};
+    return {KnobKind::autotune_config, KnobKind::num_warps, KnobKind::num_stages, KnobKind::block_size,
+            KnobKind::group_size};
   }
-  return {};
+  return {KnobKind::autotune_config};
 }
 
 }  // namespace kforge::optimize

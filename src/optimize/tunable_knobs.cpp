@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "optimize/autotune_configs.hpp"
 #include "source/module_index.hpp"
 #include "source/python_parser.hpp"
 
@@ -127,6 +128,8 @@ std::vector<long long> choices_for(KnobKind kind, long long value) {
     case KnobKind::num_stages:
       values.insert({1, 2, 3, 4, 5});
       break;
+    case KnobKind::autotune_config:
+      break;  // set from the list's length
     case KnobKind::group_size:
       values.insert({1, 4, 8, 16});
       break;
@@ -162,7 +165,10 @@ class KnobFinder {
   KnobFinder(const source::ModuleIndex& index, Bindings bindings)
       : index_(index), bindings_(std::move(bindings)), constexprs_(constexpr_parameters(index)) {}
 
-  KnobSearch run(const source::Module& module) {
+  KnobSearch run(std::string_view source, const source::Module& module) {
+    for (const auto& list : find_autotune_configs(source, module, index_, search_.fixed)) {
+      add_autotune_knobs(list);
+    }
     source::walk(module, [&](const source::Node& node) {
       if (const auto* call = node_cast<source::Call>(&node)) {
         inspect_launch(*call);
@@ -201,6 +207,79 @@ class KnobFinder {
       }
       add_knob(kernel, *keyword, *kind, call.location);
     }
+  }
+
+  // Several configs: one knob that pins each in turn. A single config: its values are literals like a
+  // launch's (the autotuner has nothing to choose), so its sizes, warps and stages are knobs.
+  void add_autotune_knobs(const AutotuneConfigList& list) {
+    if (list.configs.size() > 1) {
+      std::vector<long long> choices{-1};
+      for (std::size_t i = 0; i < list.configs.size(); ++i) {
+        choices.push_back(static_cast<long long>(i));
+      }
+      search_.knobs.push_back(Knob{"configs",
+                                   KnobKind::autotune_config,
+                                   list.where,
+                                   {list.kernel},
+                                   list.location,
+                                   list.text,
+                                   -1,
+                                   std::move(choices),
+                                   list.configs});
+      return;
+    }
+    const auto& config = *node_cast<source::Call>(list.list->elements.front().get());
+    const std::string where =
+        fmt::format("the only autotune config of {} at {}", list.kernel, to_string(config.location));
+    if (const auto* values =
+            config.args.empty() ? nullptr : node_cast<source::Dict>(config.args.front().get())) {
+      for (std::size_t i = 0; i < values->keys.size() && i < values->values.size(); ++i) {
+        const auto name = plain_string(values->keys[i].get());
+        const auto kind = name ? kind_of(*name) : std::nullopt;
+        if (kind && (*kind == KnobKind::block_size || *kind == KnobKind::group_size)) {
+          add_literal_knob(list.kernel, *name, *kind, node_cast<source::Constant>(values->values[i].get()),
+                           where);
+        }
+      }
+    }
+    for (const auto& keyword : config.keywords) {
+      if (keyword->name == "num_warps" || keyword->name == "num_stages") {
+        add_literal_knob(list.kernel, keyword->name, *kind_of(keyword->name),
+                         node_cast<source::Constant>(keyword->value.get()), where);
+      }
+    }
+  }
+
+  // The text of a plain string literal ('BLOCK_M'), or nullopt.
+  static std::optional<std::string> plain_string(const source::Expr* expr) {
+    const auto* literal = node_cast<source::StringLiteral>(expr);
+    if (literal == nullptr || literal->parts.size() != 1) {
+      return std::nullopt;
+    }
+    const std::string& part = literal->parts.front();
+    if (part.size() < 2 || (part.front() != '\'' && part.front() != '"') || part.back() != part.front()) {
+      return std::nullopt;
+    }
+    return part.substr(1, part.size() - 2);
+  }
+
+  void add_literal_knob(const std::string& kernel, const std::string& name, KnobKind kind,
+                        const source::Constant* literal, const std::string& where) {
+    const auto value = literal != nullptr ? integer_value(*literal) : std::nullopt;
+    if (!value || (kind == KnobKind::block_size && !power_of_two(*value))) {
+      search_.fixed.push_back(
+          fmt::format("{} in {}: {}", name, where, value ? "not a power of two" : "not a literal"));
+      return;
+    }
+    search_.knobs.push_back(Knob{name,
+                                 kind,
+                                 where,
+                                 {kernel},
+                                 literal->location,
+                                 literal->text,
+                                 *value,
+                                 choices_for(kind, *value),
+                                 {}});
   }
 
   // The literal a keyword's value comes from, or why it has none.
@@ -250,7 +329,8 @@ class KnobFinder {
                                    literal->location,
                                    literal->text,
                                    *value,
-                                   choices_for(kind, *value)});
+                                   choices_for(kind, *value),
+                                   {}});
       existing = std::prev(search_.knobs.end());
     }
     if (std::find(existing->kernels.begin(), existing->kernels.end(), kernel) == existing->kernels.end()) {
@@ -293,6 +373,8 @@ std::string_view knob_kind_name(KnobKind kind) {
       return "num_warps";
     case KnobKind::num_stages:
       return "num_stages";
+    case KnobKind::autotune_config:
+      return "autotune_config";
     case KnobKind::block_size:
       break;
   }
@@ -306,8 +388,20 @@ KnobSearch find_knobs(std::string_view source) {
                                             to_string(parsed.error->location)));
   }
   const auto index = source::build_module_index(*parsed.module);
-  return KnobFinder(index, collect_bindings(*parsed.module)).run(*parsed.module);
+  return KnobFinder(index, collect_bindings(*parsed.module)).run(source, *parsed.module);
 }
+
+namespace {
+
+// The text a knob's literal becomes: the value, or for autotune configs the list kept or one config.
+std::string replacement(const Knob& knob, long long value) {
+  if (knob.kind != KnobKind::autotune_config) {
+    return std::to_string(value);
+  }
+  return value < 0 ? knob.literal : "[" + knob.configs.at(static_cast<std::size_t>(value)) + "]";
+}
+
+}  // namespace
 
 std::string rewrite_knobs(std::string_view source, const std::vector<Knob>& knobs,
                           const std::vector<long long>& values) {
@@ -330,7 +424,7 @@ std::string rewrite_knobs(std::string_view source, const std::vector<Knob>& knob
   std::sort(order.begin(), order.end(), std::greater<>());  // from the end, so earlier offsets hold
   std::string rewritten(source);
   for (const auto& [offset, index] : order) {
-    rewritten.replace(offset, knobs[index].literal.size(), std::to_string(values[index]));
+    rewritten.replace(offset, knobs[index].literal.size(), replacement(knobs[index], values[index]));
   }
   return rewritten;
 }

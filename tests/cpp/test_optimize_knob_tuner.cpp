@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "optimize/knob_tuner.hpp"
 
@@ -117,6 +118,48 @@ TEST(KnobTuner, AStartAlreadyAtTheTargetIsNotTuned) {
   EXPECT_EQ(outcome.attempts.size(), 1U);
   EXPECT_EQ(outcome.best_source, kCandidate);
   EXPECT_NE(outcome.stop_reason.find("target of 2 ms"), std::string::npos) << outcome.stop_reason;
+}
+
+// A kernel with three autotune configs; the model machine runs the list kept (the autotuner's pick,
+// 1.2 ms), or a pinned config: the third is the fastest.
+TEST(KnobTuner, EveryAutotuneConfigIsTriedInTheFirstRound) {
+  const std::string source = R"(import torch
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128}), triton.Config({'BLOCK': 512})],
+                 key=['n'])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        k[(1,)](x, x.numel())
+        return x
+)";
+  const auto knobs = find_knobs(source).knobs;
+  ASSERT_EQ(knobs.size(), 1U);
+  const auto machine = [](const std::vector<std::string>& sources, Measurement) {
+    std::vector<ProposalResult> results;
+    for (const auto& candidate : sources) {
+      const bool all = candidate.find("'BLOCK': 64}), triton") != std::string::npos;
+      const double ms = all ? 1.2 : candidate.find("512") != std::string::npos ? 0.7 : 1.5;
+      results.push_back({true, ms, "accepted"});
+    }
+    return results;
+  };
+  TunerSettings settings;
+  settings.priority = priority_for_bound("compute-bound");
+  const auto outcome = tune_knobs(source, knobs, settings, machine);
+  EXPECT_EQ(outcome.best_values, (std::vector<long long>{2}));
+  EXPECT_NE(outcome.best_source.find("configs=[triton.Config({'BLOCK': 512})],"), std::string::npos)
+      << outcome.best_source;
+  const auto screened_in_round_1 =
+      std::count_if(outcome.attempts.begin(), outcome.attempts.end(), [](const SearchAttempt& attempt) {
+        return attempt.round == 1 && attempt.measurement == Measurement::screening;
+      });
+  EXPECT_EQ(screened_in_round_1, 3);
 }
 
 TEST(KnobTuner, AStartingCandidateWithoutATimingIsReportedNotTuned) {

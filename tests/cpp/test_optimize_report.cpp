@@ -18,7 +18,8 @@ OptimizeRun two_round_run() {
                                   {70, 15},
                                   "32",
                                   32,
-                                  {16, 32, 64, 128}});
+                                  {16, 32, 64, 128},
+                                  {}});
   run.outcome.baseline_ms = 1.6;
   run.outcome.best_ms = 0.8;
   run.outcome.best_values = {128};

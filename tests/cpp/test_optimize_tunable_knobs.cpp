@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "optimize/tunable_knobs.hpp"
 #include "source/python_parser.hpp"
@@ -136,7 +137,7 @@ TEST(TunableKnobs, EveryBaselineSolutionExposesABlockSizeAndItsLaunchOptions) {
   EXPECT_GE(solutions, 12) << "issue 6 asks for at least 12 baseline kernels";
 }
 
-TEST(TunableKnobs, AnAutotunedKernelsSizesBelongToItsConfigs) {
+TEST(TunableKnobs, AnAutotunedKernelsLaunchSizesBelongToItsConfigs) {
   const auto search = find_knobs(R"(import triton
 import triton.language as tl
 
@@ -150,8 +151,110 @@ class ModelNew:
         k[(1,)](x, x.numel(), BLOCK=128)
         return x
 )");
-  EXPECT_EQ(knob_named(search, "BLOCK"), nullptr);
-  EXPECT_TRUE(fixed_mentions(search, "autotune"));
+  EXPECT_TRUE(fixed_mentions(search, "BLOCK of k: set by the kernel's triton.autotune configs"));
+  // The only config's values are what runs: they are the knobs.
+  const Knob* block = knob_named(search, "BLOCK");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->value, 256);
+  EXPECT_NE(block->where.find("the only autotune config of k"), std::string::npos) << block->where;
+  ASSERT_NE(knob_named(search, "num_warps"), nullptr);
+  EXPECT_EQ(knob_named(search, "num_warps")->value, 4);
+}
+
+constexpr const char* kAutotuned = R"(import torch
+import triton
+import triton.language as tl
+
+CONFIGS = [
+    triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3),  # small
+    triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128},
+                  num_warps=8, num_stages=4),
+    triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'ACT': 'relu'}, num_warps=8),
+]
+
+
+@triton.autotune(configs=CONFIGS, key=['M', 'N'])
+@triton.jit
+def tiled_kernel(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ACT: tl.constexpr):
+    pass
+
+
+@triton.autotune(configs=[triton.Config({'BLOCK': b}) for b in (128, 256)], key=['n'])
+@triton.jit
+def built_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        tiled_kernel[(1,)](x, x.shape[0], x.shape[1])
+        built_kernel[(1,)](x, x.numel())
+        return x
+)";
+
+TEST(TunableKnobs, SeveralAutotuneConfigsAreOneKnobThatPinsEach) {
+  const auto search = find_knobs(kAutotuned);
+  const Knob* configs = knob_named(search, "configs");
+  ASSERT_NE(configs, nullptr);
+  EXPECT_EQ(configs->kind, KnobKind::autotune_config);
+  EXPECT_EQ(configs->value, -1) << "the start keeps the autotuner";
+  EXPECT_EQ(configs->choices, (std::vector<long long>{-1, 0, 1, 2}));
+  EXPECT_EQ(configs->kernels, (std::vector<std::string>{"tiled_kernel"}));
+  EXPECT_NE(configs->where.find("module constant CONFIGS at 5:1"), std::string::npos) << configs->where;
+  ASSERT_EQ(configs->configs.size(), 3U);
+  EXPECT_EQ(configs->configs[0], "triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3)");
+  EXPECT_EQ(configs->configs[1],
+            "triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128},\n                  num_warps=8, num_stages=4)");
+  EXPECT_TRUE(
+      fixed_mentions(search, "the autotune configs of built_kernel: not a list of triton.Config calls"));
+
+  // Keeping the list rewrites nothing; pinning config 1 leaves a list of that config alone, which
+  // parses, and whose values are knobs in turn.
+  EXPECT_EQ(rewrite_knobs(kAutotuned, search.knobs, {-1}), kAutotuned);
+  const auto pinned = rewrite_knobs(kAutotuned, search.knobs, {1});
+  EXPECT_NE(pinned.find(
+                "CONFIGS = [triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128},\n                  num_warps=8, "
+                "num_stages=4)]\n\n\n@triton.autotune"),
+            std::string::npos)
+      << pinned;
+  EXPECT_TRUE(source::parse_module(pinned).ok());
+  const auto second = find_knobs(pinned);
+  EXPECT_EQ(knob_named(second, "configs"), nullptr);
+  ASSERT_NE(knob_named(second, "BLOCK_N"), nullptr);
+  EXPECT_EQ(knob_named(second, "BLOCK_N")->value, 128);
+  ASSERT_NE(knob_named(second, "num_stages"), nullptr);
+  EXPECT_EQ(knob_named(second, "num_stages")->value, 4);
+  std::vector<long long> values;
+  for (const auto& knob : second.knobs) {
+    values.push_back(knob.name == "BLOCK_N" ? 64 : knob.value);
+  }
+  EXPECT_NE(rewrite_knobs(pinned, second.knobs, values).find("{'BLOCK_M': 128, 'BLOCK_N': 64}"),
+            std::string::npos);
+  EXPECT_THROW(static_cast<void>(rewrite_knobs(kAutotuned, search.knobs, {3})), std::invalid_argument);
+}
+
+TEST(TunableKnobs, AnInlineConfigListIsAKnobToo) {
+  const std::string source = R"(import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4), triton.Config({"BLOCK": 1024}, num_warps=8)],
+                 key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+class ModelNew:
+    def forward(self, x):
+        k[(1,)](x, x.numel())
+        return x
+)";
+  const auto search = find_knobs(source);
+  ASSERT_EQ(search.knobs.size(), 1U);
+  const auto pinned = rewrite_knobs(source, search.knobs, {0});
+  EXPECT_NE(pinned.find("@triton.autotune(configs=[triton.Config({\"BLOCK\": 256}, num_warps=4)],\n"),
+            std::string::npos)
+      << pinned;
+  EXPECT_EQ(knob_named(find_knobs(pinned), "BLOCK")->value, 256);
 }
 
 }  // namespace
