@@ -237,7 +237,8 @@ class Search {
     const auto results = measure(round, screened_proposals, Measurement::screening);
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& result = results[i];
-      if (result.accepted && result.candidate_ms && *result.candidate_ms < best_ms) {
+      if (result.accepted && result.candidate_ms &&
+          *result.candidate_ms < best_ms * tolerance(screened_proposals[i])) {
         screened.emplace_back(*result.candidate_ms, screened_proposals[i]);
         for (std::size_t knob = 0; knob < screened_proposals[i].size(); ++knob) {
           if (screened_proposals[i][knob] != previous_best[knob]) {
@@ -256,14 +257,35 @@ class Search {
     const auto timed = measure(round, finalists, Measurement::final);
     bool improved = false;
     for (std::size_t i = 0; i < timed.size(); ++i) {
-      if (timed[i].accepted && timed[i].candidate_ms &&
-          *timed[i].candidate_ms < *outcome_.best_ms * (1.0 - settings_.limits.min_improvement)) {
+      const bool faster =
+          timed[i].candidate_ms &&
+          *timed[i].candidate_ms < *outcome_.best_ms * (1.0 - settings_.limits.min_improvement);
+      const bool as_fast_pinned = timed[i].candidate_ms && pins_a_config(finalists[i]) &&
+                                  *timed[i].candidate_ms <= *outcome_.best_ms * tolerance(finalists[i]);
+      if (timed[i].accepted && (faster || as_fast_pinned)) {
         outcome_.best_ms = timed[i].candidate_ms;
         outcome_.best_values = finalists[i];
         improved = true;
       }
     }
     return improved;
+  }
+
+  // True when `values` pin an autotune config the best leaves to the autotuner.
+  bool pins_a_config(const Values& values) const {
+    for (std::size_t knob = 0; knob < knobs_.size(); ++knob) {
+      if (knobs_[knob].kind == KnobKind::autotune_config && outcome_.best_values[knob] < 0 &&
+          values[knob] >= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // How much slower than the best a proposal may be and still go on: a pinned config as fast as the
+  // autotuner's own pick (within the minimum improvement) replaces it, since its values can then be tuned.
+  double tolerance(const Values& values) const {
+    return pins_a_config(values) ? 1.0 + settings_.limits.min_improvement : 1.0;
   }
 
   const std::string& source_;

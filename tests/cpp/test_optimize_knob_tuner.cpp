@@ -162,6 +162,38 @@ class ModelNew(torch.nn.Module):
   EXPECT_EQ(screened_in_round_1, 3);
 }
 
+// The autotuner already picks the fastest config, so pinning it gains nothing; it is pinned all the
+// same (within the minimum improvement), since a pinned config's values can then be tuned.
+TEST(KnobTuner, AConfigAsFastAsTheAutotunersPickIsPinned) {
+  const std::string source = R"(import torch
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 512})], key=['n'])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        k[(1,)](x, x.numel())
+        return x
+)";
+  const auto knobs = find_knobs(source).knobs;
+  const auto machine = [](const std::vector<std::string>& sources, Measurement) {
+    std::vector<ProposalResult> results;
+    for (const auto& candidate : sources) {
+      const bool all = candidate.find("'BLOCK': 64}), triton") != std::string::npos;
+      const double ms = all ? 1.0 : candidate.find("512") != std::string::npos ? 1.01 : 1.5;
+      results.push_back({true, ms, "accepted"});
+    }
+    return results;
+  };
+  const auto outcome = tune_knobs(source, knobs, TunerSettings{}, machine);
+  EXPECT_EQ(outcome.best_values, (std::vector<long long>{1}));
+  EXPECT_DOUBLE_EQ(*outcome.best_ms, 1.01);
+}
+
 TEST(KnobTuner, AStartingCandidateWithoutATimingIsReportedNotTuned) {
   const auto knobs = find_knobs(kCandidate).knobs;
   const auto rejecting = [](const std::vector<std::string>& sources, Measurement) {
