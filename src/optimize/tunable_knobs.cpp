@@ -213,6 +213,10 @@ class KnobFinder {
   // launch's (the autotuner has nothing to choose), so its sizes, warps and stages are knobs.
   void add_autotune_knobs(const AutotuneConfigList& list) {
     if (list.configs.size() > 1) {
+      if (auto* shared = knob_at(list.location)) {  // one CONFIGS list decorating several kernels
+        shared->kernels.push_back(list.kernel);
+        return;
+      }
       std::vector<long long> choices{-1};
       for (std::size_t i = 0; i < list.configs.size(); ++i) {
         choices.push_back(static_cast<long long>(i));
@@ -271,6 +275,10 @@ class KnobFinder {
           fmt::format("{} in {}: {}", name, where, value ? "not a power of two" : "not a literal"));
       return;
     }
+    if (auto* shared = knob_at(literal->location)) {
+      shared->kernels.push_back(kernel);
+      return;
+    }
     search_.knobs.push_back(Knob{name,
                                  kind,
                                  where,
@@ -280,6 +288,13 @@ class KnobFinder {
                                  *value,
                                  choices_for(kind, *value),
                                  {}});
+  }
+
+  // The knob already found at `location` (a literal or list several kernels share), or null.
+  Knob* knob_at(source::SourceLocation location) {
+    const auto found = std::find_if(search_.knobs.begin(), search_.knobs.end(),
+                                    [&](const Knob& knob) { return knob.location == location; });
+    return found == search_.knobs.end() ? nullptr : &*found;
   }
 
   // The literal a keyword's value comes from, or why it has none.

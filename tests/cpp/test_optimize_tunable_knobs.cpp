@@ -233,6 +233,71 @@ TEST(TunableKnobs, SeveralAutotuneConfigsAreOneKnobThatPinsEach) {
   EXPECT_THROW(static_cast<void>(rewrite_knobs(kAutotuned, search.knobs, {3})), std::invalid_argument);
 }
 
+// One list decorating two kernels is one knob for both (two knobs would rewrite the same text twice).
+TEST(TunableKnobs, AConfigListSharedByTwoKernelsIsOneKnob) {
+  const std::string source = R"(import triton
+import triton.language as tl
+
+CONFIGS = [triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})]
+ONE = [triton.Config({"BLOCK": 512}, num_warps=4)]
+
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.jit
+def a(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.jit
+def b(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+@triton.autotune(configs=ONE, key=["n"])
+@triton.jit
+def c(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+@triton.autotune(configs=ONE, key=["n"])
+@triton.jit
+def d(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+class ModelNew:
+    def forward(self, x):
+        a[(1,)](x, x.numel())
+        b[(1,)](x, x.numel())
+        c[(1,)](x, x.numel())
+        d[(1,)](x, x.numel())
+        return x
+)";
+  const auto search = find_knobs(source);
+  ASSERT_EQ(search.knobs.size(), 3U) << "configs (a, b), BLOCK and num_warps (c, d)";
+  EXPECT_EQ(knob_named(search, "configs")->kernels, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(knob_named(search, "BLOCK")->kernels, (std::vector<std::string>{"c", "d"}));
+  const auto pinned = rewrite_knobs(source, search.knobs, {1, 256, 8});
+  EXPECT_NE(
+      pinned.find("CONFIGS = [triton.Config({\"BLOCK\": 1024})]\nONE = [triton.Config({\"BLOCK\": 256}, "
+                  "num_warps=8)]\n"),
+      std::string::npos)
+      << pinned;
+}
+
+// A list of many configs on one line is delimited in one pass (a cursor that only moves forward).
+TEST(TunableKnobs, ALongConfigListIsDelimitedInOnePass) {
+  std::string configs;
+  for (int i = 0; i < 20000; ++i) {
+    configs += "triton.Config({'BLOCK': 128}), ";
+  }
+  const std::string source = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[" +
+                             configs +
+                             "], key=['n'])\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n"
+                             "class ModelNew:\n    def forward(self, x):\n        k[(1,)](x, x.numel())\n"
+                             "        return x\n";
+  const auto search = find_knobs(source);
+  ASSERT_EQ(search.knobs.size(), 1U);
+  EXPECT_EQ(search.knobs.front().configs.size(), 20000U);
+  EXPECT_EQ(search.knobs.front().configs.back(), "triton.Config({'BLOCK': 128})");
+}
+
 TEST(TunableKnobs, AnInlineConfigListIsAKnobToo) {
   const std::string source = R"(import triton
 import triton.language as tl
