@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "source/offset_cursor.hpp"
 #include "source/python_tokenizer.hpp"
 
 namespace kforge::optimize {
@@ -63,46 +64,13 @@ bool is_closer(const source::Token& token) {
          std::string_view(")]}").find(token.text.front()) != std::string_view::npos;
 }
 
-// Byte offsets of 1-based lines and code-point columns, asked in increasing order: it only moves
-// forward, so delimiting a list costs one pass over its text however many tokens it has.
-class OffsetCursor {
- public:
-  explicit OffsetCursor(std::string_view text) : text_(text) {}
-
-  std::size_t offset_of(source::SourceLocation location) {
-    if (location.line < line_ || (location.line == line_ && location.column < column_)) {
-      *this = OffsetCursor(text_);  // asked backwards: start over
-    }
-    while (line_ < location.line && offset_ < text_.size()) {
-      const auto end = text_.find('\n', offset_);
-      offset_ = end == std::string_view::npos ? text_.size() : end + 1;
-      ++line_;
-      column_ = 1;
-    }
-    while (column_ < location.column && offset_ < text_.size()) {
-      ++offset_;
-      while (offset_ < text_.size() && (static_cast<unsigned char>(text_[offset_]) & 0xC0U) == 0x80U) {
-        ++offset_;  // a UTF-8 continuation byte belongs to the same code point
-      }
-      ++column_;
-    }
-    return offset_;
-  }
-
- private:
-  std::string_view text_;
-  std::size_t offset_ = 0;
-  int line_ = 1;
-  int column_ = 1;
-};
-
 // The texts of the list opening at token `open` and of its top-level elements; nullopt when the
 // brackets do not close.
 std::optional<std::pair<std::string, std::vector<std::string>>> list_texts(
     std::string_view text, const std::vector<source::Token>& tokens, std::size_t open) {
   std::vector<std::string> elements;
-  OffsetCursor cursor(text);
-  const auto list_begin = cursor.offset_of(tokens[open].location);
+  source::OffsetCursor cursor(text);  // the tokens come from `text`, so every location is in it
+  const auto list_begin = cursor.offset_of(tokens[open].location).value();
   int depth = 0;
   std::optional<std::size_t> element_start;
   std::size_t element_end = 0;
@@ -122,7 +90,7 @@ std::optional<std::pair<std::string, std::vector<std::string>>> list_texts(
         element_start.reset();
       }
       if (depth == 0) {
-        const auto end = cursor.offset_of(token.end);
+        const auto end = cursor.offset_of(token.end).value();
         return std::make_pair(std::string(text.substr(list_begin, end - list_begin)), std::move(elements));
       }
       continue;
@@ -132,9 +100,9 @@ std::optional<std::pair<std::string, std::vector<std::string>>> list_texts(
       continue;
     }
     if (!element_start) {
-      element_start = cursor.offset_of(token.location);
+      element_start = cursor.offset_of(token.location).value();
     }
-    element_end = cursor.offset_of(token.end);
+    element_end = cursor.offset_of(token.end).value();
   }
   return std::nullopt;
 }

@@ -10,6 +10,7 @@
 
 #include "optimize/autotune_configs.hpp"
 #include "source/module_index.hpp"
+#include "source/offset_cursor.hpp"
 #include "source/python_parser.hpp"
 
 namespace kforge::optimize {
@@ -334,9 +335,8 @@ class KnobFinder {
           fmt::format("{} of the {}: {}", keyword.name, launch_text, value ? "not a power of two" : where));
       return;
     }
-    auto existing = std::find_if(search_.knobs.begin(), search_.knobs.end(),
-                                 [&](const Knob& knob) { return knob.location == literal->location; });
-    if (existing == search_.knobs.end()) {
+    Knob* existing = knob_at(literal->location);
+    if (existing == nullptr) {
       search_.knobs.push_back(Knob{keyword.name,
                                    kind,
                                    where,
@@ -346,7 +346,7 @@ class KnobFinder {
                                    *value,
                                    choices_for(kind, *value),
                                    {}});
-      existing = std::prev(search_.knobs.end());
+      existing = &search_.knobs.back();
     }
     if (std::find(existing->kernels.begin(), existing->kernels.end(), kernel) == existing->kernels.end()) {
       existing->kernels.push_back(kernel);
@@ -361,21 +361,11 @@ class KnobFinder {
 
 // Byte offset of a 1-based line and code-point column.
 std::size_t byte_offset(std::string_view text, source::SourceLocation location) {
-  std::size_t offset = 0;
-  for (int line = 1; line < location.line; ++line) {
-    const auto end = text.find_first_of("\r\n", offset);
-    if (end == std::string_view::npos) {
-      throw std::invalid_argument(fmt::format("the source has no line {}", location.line));
-    }
-    offset = end + ((text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n') ? 2 : 1);
+  const auto offset = source::OffsetCursor(text).offset_of(location);
+  if (!offset) {
+    throw std::invalid_argument(fmt::format("the source has no line {}", location.line));
   }
-  for (int column = 1; column < location.column && offset < text.size(); ++column) {
-    ++offset;
-    while (offset < text.size() && (static_cast<unsigned char>(text[offset]) & 0xC0U) == 0x80U) {
-      ++offset;  // a UTF-8 continuation byte belongs to the same code point
-    }
-  }
-  return offset;
+  return *offset;
 }
 
 }  // namespace
