@@ -175,7 +175,7 @@ class EvalEngine::Impl {
 
   void wait_idle() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return outstanding_ == 0; });
+    drained_.wait(lock, [this] { return outstanding_ == 0; });
   }
 
   EngineCounters counters() const {
@@ -467,12 +467,17 @@ class EvalEngine::Impl {
         submission.on_done();
       }
     }
+    bool drained = false;
     {
       const std::lock_guard lock(mutex_);
       ++counters_.finished;
-      --outstanding_;
+      drained = --outstanding_ == 0;
     }
-    changed_.notify_all();
+    // Only wait_idle() waits for deliveries: waking the workers here would cost every screened
+    // completion a round of context switches for nothing.
+    if (drained) {
+      drained_.notify_all();
+    }
   }
 
   // This device's zygote, started on first use and replaced when lost; null when it cannot start (then
@@ -511,8 +516,9 @@ class EvalEngine::Impl {
   runner::PythonEnvironment python_;
   std::map<std::string, runner::EnvironmentFacts> facts_;
   std::map<std::string, std::unique_ptr<DeviceState>> devices_;
-  mutable std::mutex mutex_;  // the scheduling state below
-  std::condition_variable changed_;
+  mutable std::mutex mutex_;         // the scheduling state below
+  std::condition_variable changed_;  // workers: a job was queued, a judge freed, or closing
+  std::condition_variable drained_;  // wait_idle(): nothing outstanding
   std::vector<std::unique_ptr<ProblemQueue>> queues_;
   std::size_t cursor_ = 0;
   std::size_t queued_ = 0;

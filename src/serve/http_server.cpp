@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "serve/handler_pool.hpp"
 #include "serve/thread_allocator_cache.hpp"
 
 namespace kforge::serve {
@@ -47,6 +48,9 @@ HttpRequest to_request(const http::request<http::string_body>& message) {
 
 }  // namespace
 
+// A handler thread idle this long hands its allocator cache back (see HandlerPool).
+constexpr std::chrono::milliseconds kHandlerIdleRelease{1000};
+
 // Members are destroyed in reverse order: the io_context (and the sessions its pending operations
 // hold) goes before the counters those sessions update.
 struct HttpServer::State {
@@ -57,7 +61,7 @@ struct HttpServer::State {
   std::atomic<bool> stopping{false};
   std::uint16_t bound_port = 0;
   bool running = false;
-  asio::thread_pool handlers;
+  HandlerPool handlers;
   asio::io_context io;
   // Keeps the io threads alive while no socket operation is pending (a handler is running, draining).
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
@@ -67,8 +71,8 @@ struct HttpServer::State {
   State(HttpServerOptions server_options, HttpHandler request_handler)
       : options(std::move(server_options)),
         handler(std::move(request_handler)),
-        handlers(std::max<std::size_t>(
-            options.handler_threads > 0 ? options.handler_threads : options.max_connections, 1)) {}
+        handlers(options.handler_threads > 0 ? options.handler_threads : options.max_connections,
+                 kHandlerIdleRelease, release_thread_allocator_cache) {}
 };
 
 namespace {
@@ -129,7 +133,8 @@ class Session : public std::enable_shared_from_this<Session> {
     const bool keep_alive = message.keep_alive();
     stream_.expires_never();
     ++state_.in_flight;
-    asio::post(state_.handlers, [self = shared_from_this(), request = to_request(message), keep_alive]() {
+    const bool posted = state_.handlers.post([self = shared_from_this(), request = to_request(message),
+                                              keep_alive]() {
       HttpResponse response;
       try {
         response = self->state_.handler(request);
@@ -138,11 +143,13 @@ class Session : public std::enable_shared_from_this<Session> {
       } catch (...) {
         response = json_error(500, "internal", "the handler failed");
       }
-      release_thread_allocator_cache();
       asio::post(self->stream_.get_executor(), [self, response = std::move(response), keep_alive]() mutable {
         self->send(std::move(response), keep_alive, true);
       });
     });
+    if (!posted) {  // stopping, or no thread could be started
+      send(json_error(503, "unavailable", "the server cannot take requests now; retry later"), false, true);
+    }
   }
 
   void send(HttpResponse response, bool keep_alive, bool handled = false) {
