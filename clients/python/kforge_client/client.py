@@ -22,7 +22,7 @@ import httpx
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 MAX_COMPLETIONS_PER_REQUEST = 1024  # the service answers 413 too-many-completions past this
-RETRYABLE_503_CODES = frozenset({"shutting-down", "too-many-connections"})
+RETRYABLE_503_CODES = frozenset({"shutting-down", "too-many-connections", "unavailable"})
 
 # A formula name ("kforge", "autotriton", "tritonrl", "drkernel") or a spec object (docs/rewards.md).
 RewardSpec = str | Mapping[str, Any]
@@ -258,8 +258,8 @@ class KforgeClient(_Base):
     url: the service (default $KFORGE_URL or http://127.0.0.1:8000); token: the bearer token (default
     $KFORGE_TOKEN or the first line of $KFORGE_TOKEN_FILE); timeout: seconds for connecting and for
     the short calls (an evaluation waits wait_s more); max_retries, backoff_s: how often and how
-    patiently to retry a refused or dropped connection and a 503 shutting-down or too-many-connections
-    (exponential backoff from backoff_s, jittered); a 4xx is never retried."""
+    patiently to retry a refused or dropped connection and a 503 shutting-down, too-many-connections
+    or unavailable (exponential backoff from backoff_s, jittered); a 4xx is never retried."""
 
     def __init__(
         self,
