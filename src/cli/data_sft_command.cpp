@@ -1,0 +1,272 @@
+#include "cli/data_sft_command.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/batch_run.hpp"
+#include "cli/dataset_files.hpp"
+#include "cli/suite_selection.hpp"
+#include "data/sft_collection.hpp"
+#include "optimize/chat_endpoint.hpp"
+#include "schedule/eval_engine.hpp"
+#include "serve/problem_registry.hpp"
+#include "store/result_store.hpp"
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SftOptions {
+  SuiteSelection selection;
+  std::string teacher = "llm";
+  int samples = 4;
+  std::string out = "sft.jsonl";
+  std::string format = "auto";
+  std::string rejected;  // default: <out without extension>.rejected.jsonl
+  std::string summary;   // default: <out without extension>.summary.json
+  optimize::ChatEndpoint endpoint;
+  verify::EvalSettings settings;
+  std::string python;
+  std::size_t jobs = 0;
+  std::string store;
+  bool no_store = false;
+  bool fresh = false;
+};
+
+fs::path beside(const std::string& out, const std::string& suffix) {
+  fs::path path(out);
+  return path.parent_path() / (path.stem().string() + suffix);
+}
+
+std::vector<data::SftProblem> sft_problems(const SuiteSelection& selection) {
+  const auto catalog = selection.catalog();
+  const auto style = selection.prompt_style(catalog);
+  std::vector<data::SftProblem> problems;
+  for (const auto& entry : catalog.entries()) {
+    const auto source = read_named_text(entry.problem.string(), "problem");
+    auto row = data::prompt_row(entry, source, style, problems.size());
+    problems.push_back({entry, source, row["problem_id"].get<std::string>(), row["prompt"]});
+  }
+  return problems;
+}
+
+// The LLM teacher: the problem's prompt to an OpenAI-compatible endpoint, n samples in parallel.
+data::Teacher llm_teacher(const SftOptions& options) {
+  auto sampler = optimize::chat_endpoint_sampler(options.endpoint, options.settings.python);
+  return [sampler](const data::SftProblem& problem, int n) {
+    std::vector<optimize::ChatMessage> messages;
+    for (const auto& message : problem.prompt) {
+      messages.push_back({message.value("role", "user"), message.value("content", "")});
+    }
+    std::vector<data::TeacherSample> samples;
+    for (auto& reply : sampler(messages, n)) {
+      samples.push_back({std::move(reply.text), std::move(reply.error)});
+    }
+    return samples;
+  };
+}
+
+// Verifies one problem's samples on a long-lived engine: the problem's judge stays warm for its
+// samples, candidates fork from a zygote, and the result store answers repeats (a rerun resumes).
+class EngineVerifier {
+ public:
+  EngineVerifier(const SftOptions& options, store::ResultStore* store)
+      : settings_(options.settings), engine_(engine_options(options, store)) {}
+
+  std::vector<nlohmann::json> operator()(const data::SftProblem& problem,
+                                         const std::vector<std::string>& texts) {
+    std::vector<schedule::EvalJob> jobs;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      schedule::EvalJob job;
+      job.index = i;
+      job.problem = problem.entry.name;
+      job.settings = settings_;
+      job.settings.problem_path = problem.entry.problem;
+      job.settings.candidate_path = "teacher-sample.md";
+      job.settings.candidate_text = texts[i];
+      jobs.push_back(std::move(job));
+    }
+    std::vector<nlohmann::json> verdicts(texts.size());
+    engine_.submit(std::move(jobs), [&verdicts](const schedule::EvalOutcome& outcome) {
+      verdicts.at(outcome.index) = outcome.verdict;
+    });
+    engine_.wait_idle();
+    return verdicts;
+  }
+
+ private:
+  static schedule::SchedulerOptions engine_options(const SftOptions& options, store::ResultStore* store) {
+    schedule::SchedulerOptions engine;
+    BatchOptions batch;
+    engine.devices = batch_devices(batch, options.settings.device);
+    engine.jobs_per_device = options.jobs > 0 ? options.jobs : default_jobs(engine.devices.size());
+    engine.store = store;
+    engine.reuse_stored = !options.fresh;
+    engine.python = options.settings.python;
+    return engine;
+  }
+
+  verify::EvalSettings settings_;
+  schedule::EvalEngine engine_;
+};
+
+void write_json_file(const nlohmann::json& document, const fs::path& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (!out.flush()) {
+    throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+  }
+}
+
+std::string speedup_line(const nlohmann::json& speedups) {
+  if (speedups.value("count", 0) == 0) {
+    return "no speedups (not timed: on the CPU the Triton interpreter gives no timing)";
+  }
+  return fmt::format("speedup of the kept samples: geomean {:.2f}x over {} (min {:.2f}x, max {:.2f}x)",
+                     speedups["geomean"].get<double>(), speedups["count"].get<int>(),
+                     speedups["min"].get<double>(), speedups["max"].get<double>());
+}
+
+int run_sft(SftOptions& options) {
+  if (!options.python.empty()) {
+    options.settings.python = options.python;
+  }
+  const auto rejected_path =
+      options.rejected.empty() ? beside(options.out, ".rejected.jsonl") : fs::path(options.rejected);
+  const auto summary_path =
+      options.summary.empty() ? beside(options.out, ".summary.json") : fs::path(options.summary);
+  try {
+    const auto problems = sft_problems(options.selection);
+    std::unique_ptr<store::ResultStore> store;
+    if (!options.no_store) {
+      store = store::ResultStore::open(options.store.empty() ? store::ResultStore::default_path()
+                                                             : fs::path(options.store));
+    }
+    EngineVerifier engine(options, store.get());
+    const data::Verifier verifier = [&engine](const data::SftProblem& problem,
+                                              const std::vector<std::string>& texts) {
+      return engine(problem, texts);
+    };
+    data::SftSettings settings;
+    settings.teacher = options.teacher;
+    settings.samples = options.samples;
+    settings.progress = [](std::size_t done, std::size_t total, const data::SftProblem& problem,
+                           std::size_t kept) {
+      std::cerr << fmt::format("kforge data sft: [{}/{}] {}: {} kept\n", done, total, problem.entry.name,
+                               kept);
+    };
+    auto collection = data::collect_sft(problems, llm_teacher(options), verifier, settings);
+    collection.summary["model"] = options.endpoint.model;
+    collection.summary["suite"] =
+        problems.empty() ? "" : options.selection.suite + options.selection.kernelbench;
+    collection.summary["device"] = options.settings.device;
+    const auto format = write_rows(collection.rows, options.out, options.format, options.python);
+    write_jsonl(collection.rejected, rejected_path);
+    write_json_file(collection.summary, summary_path);
+    const auto& summary = collection.summary;
+    std::cout << fmt::format(
+        "kforge data sft: {} of {} samples accepted ({:.0f}%) over {} problems ({} with at least one); "
+        "{}\n  kept: {} ({})\n  rejected: {}\n  summary: {}\n",
+        summary["accepted"].get<std::size_t>(), summary["samples"].get<std::size_t>(),
+        100.0 * summary["acceptance_rate"].get<double>(), summary["problems"].get<std::size_t>(),
+        summary["problems_with_accepted"].get<std::size_t>(), speedup_line(summary["speedup_of_kept"]),
+        options.out, format, rejected_path.string(), summary_path.string());
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "kforge data sft: " << error.what() << "\n";
+    return 2;
+  }
+}
+
+void add_teacher_options(CLI::App& command, SftOptions& options) {
+  command
+      .add_option("--teacher", options.teacher,
+                  "where candidates come from: llm (an OpenAI-compatible endpoint)")
+      ->check(CLI::IsMember({"llm", "inductor"}))
+      ->capture_default_str();
+  command.add_option("--samples,-n", options.samples, "samples asked of the teacher per problem")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command.add_option("--llm-url", options.endpoint.url,
+                     "the LLM's OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1");
+  command.add_option("--model", options.endpoint.model, "the model name the endpoint serves");
+  command
+      .add_option("--api-key-env", options.endpoint.api_key_env,
+                  "the environment variable holding the endpoint's key (unset: no key is sent)")
+      ->capture_default_str();
+  command.add_option("--temperature", options.endpoint.temperature, "LLM sampling temperature")
+      ->check(CLI::Range(0.0, 2.0))
+      ->capture_default_str();
+  command.add_option("--max-tokens", options.endpoint.max_tokens, "LLM reply length limit")
+      ->check(CLI::Range(64, 1000000))
+      ->capture_default_str();
+  command.add_option("--llm-timeout", options.endpoint.timeout_s, "seconds per LLM request")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
+void add_verification_options(CLI::App& command, SftOptions& options) {
+  auto& settings = options.settings;
+  command.add_option("--device,-d", settings.device, "auto (GPU if present), cpu or cuda:N")
+      ->capture_default_str();
+  command.add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes");
+  command.add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing per accepted sample")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("-j,--jobs", options.jobs, "evaluations in flight per device (default: by cores)");
+  command.add_option("--store", options.store, "result store (a rerun answers repeated samples from it)");
+  command.add_flag("--no-store", options.no_store, "keep no results");
+  command.add_flag("--fresh", options.fresh, "evaluate again even when the store has a verdict");
+  command.add_option("--python", options.python,
+                     "Python interpreter with torch and triton (and pyarrow for Parquet)");
+}
+
+}  // namespace
+
+std::function<int()> add_sft_subcommand(CLI::App& data) {
+  auto options = std::make_shared<SftOptions>();
+  auto* sft = data.add_subcommand(
+      "sft", "verified SFT data: a teacher's candidates for each problem, only the accepted ones kept");
+  options->selection.add_options(*sft);
+  add_teacher_options(*sft, *options);
+  sft->add_option("--out,-o", options->out, "the SFT dataset (.jsonl, or .parquet for Parquet)")
+      ->capture_default_str();
+  sft->add_option("--format", options->format, "auto (by --out's extension), jsonl or parquet")
+      ->check(CLI::IsMember({"auto", "jsonl", "parquet"}))
+      ->capture_default_str();
+  sft->add_option("--rejected", options->rejected,
+                  "every rejected sample with its stage and reason "
+                  "(default OUT.rejected.jsonl)");
+  sft->add_option("--summary", options->summary,
+                  "acceptance and speedups as JSON (default OUT.summary.json)");
+  add_verification_options(*sft, *options);
+  options->settings.candidate_path = "teacher-sample.md";
+  return [options, sft]() {
+    if (!sft->parsed()) {
+      return -1;
+    }
+    if (const auto missing = options->selection.missing(); !missing.empty()) {
+      std::cerr << "kforge data sft: " << missing << "\n";
+      return 2;
+    }
+    if (options->teacher == "inductor") {
+      std::cerr << "kforge data sft: the inductor teacher is not available yet; use --teacher llm "
+                   "(docs/training.md says what each teacher needs)\n";
+      return 2;
+    }
+    if (options->endpoint.url.empty() || options->endpoint.model.empty()) {
+      std::cerr
+          << "kforge data sft: --teacher llm needs --llm-url (e.g. http://127.0.0.1:8000/v1) and --model\n";
+      return 2;
+    }
+    return run_sft(*options);
+  };
+}
+
+}  // namespace kforge::cli
