@@ -79,22 +79,30 @@ class EngineVerifier {
   EngineVerifier(const SftOptions& options, store::ResultStore* store)
       : settings_(options.settings), engine_(engine_options(options, store)) {}
 
-  std::vector<nlohmann::json> operator()(const data::SftProblem& problem,
-                                         const std::vector<std::string>& texts) {
+  // All requests in one submission: -j evaluations at a time per device over the problems, each
+  // problem's judge reused by its candidates, timing one at a time per GPU.
+  std::vector<std::vector<nlohmann::json>> operator()(const std::vector<data::VerifyRequest>& requests) {
     std::vector<schedule::EvalJob> jobs;
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      schedule::EvalJob job;
-      job.index = i;
-      job.problem = problem.entry.name;
-      job.settings = settings_;
-      job.settings.problem_path = problem.entry.problem;
-      job.settings.candidate_path = "teacher-sample.md";
-      job.settings.candidate_text = texts[i];
-      jobs.push_back(std::move(job));
+    std::vector<std::pair<std::size_t, std::size_t>> slot;  // job index -> (request, candidate)
+    std::vector<std::vector<nlohmann::json>> verdicts(requests.size());
+    for (std::size_t r = 0; r < requests.size(); ++r) {
+      const auto& problem = *requests[r].problem;
+      verdicts[r].resize(requests[r].candidates.size());
+      for (std::size_t c = 0; c < requests[r].candidates.size(); ++c) {
+        schedule::EvalJob job;
+        job.index = jobs.size();
+        job.problem = problem.entry.name;
+        job.settings = settings_;
+        job.settings.problem_path = problem.entry.problem;
+        job.settings.candidate_path = "teacher-sample.md";
+        job.settings.candidate_text = requests[r].candidates[c];
+        jobs.push_back(std::move(job));
+        slot.emplace_back(r, c);
+      }
     }
-    std::vector<nlohmann::json> verdicts(texts.size());
-    engine_.submit(std::move(jobs), [&verdicts](const schedule::EvalOutcome& outcome) {
-      verdicts.at(outcome.index) = outcome.verdict;
+    engine_.submit(std::move(jobs), [&verdicts, &slot](const schedule::EvalOutcome& outcome) {
+      const auto [request, candidate] = slot.at(outcome.index);
+      verdicts[request][candidate] = outcome.verdict;
     });
     engine_.wait_idle();
     return verdicts;
@@ -149,9 +157,8 @@ int run_sft(SftOptions& options) {
                                                              : fs::path(options.store));
     }
     EngineVerifier engine(options, store.get());
-    const data::Verifier verifier = [&engine](const data::SftProblem& problem,
-                                              const std::vector<std::string>& texts) {
-      return engine(problem, texts);
+    const data::Verifier verifier = [&engine](const std::vector<data::VerifyRequest>& requests) {
+      return engine(requests);
     };
     data::SftSettings settings;
     settings.teacher = options.teacher;
@@ -161,6 +168,8 @@ int run_sft(SftOptions& options) {
       std::cerr << fmt::format("kforge data sft: [{}/{}] {}: {} kept\n", done, total, problem.entry.name,
                                kept);
     };
+    std::cerr << fmt::format("kforge data sft: asking the teacher for {} samples of each of {} problems\n",
+                             options.samples, problems.size());
     auto collection = data::collect_sft(problems, llm_teacher(options), verifier, settings);
     collection.summary["model"] = options.endpoint.model;
     collection.summary["suite"] =

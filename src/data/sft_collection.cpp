@@ -128,57 +128,61 @@ nlohmann::json summary_of(const Tally& tally, const SftSettings& settings, std::
       {"per_problem", tally.per_problem}};
 }
 
+// A problem's samples between the teacher and the verdicts.
+struct PendingProblem {
+  std::vector<TeacherSample> samples;
+  VerifyRequest request;
+  std::vector<std::size_t> candidate_sample;  // the sample index of each candidate
+};
+
 class Collector {
  public:
-  Collector(const Teacher& teacher, const Verifier& verifier, const SftSettings& settings)
-      : teacher_(teacher), verifier_(verifier), settings_(settings) {}
+  Collector(const Teacher& teacher, const SftSettings& settings) : teacher_(teacher), settings_(settings) {}
 
-  std::size_t collect(const SftProblem& problem) {
+  // The teacher's samples for `problem`, the duplicates and teacher errors logged, the rest to verify.
+  PendingProblem sample(const SftProblem& problem) {
     const auto count = static_cast<std::size_t>(std::max(settings_.samples, 0));
-    std::vector<TeacherSample> samples;
+    PendingProblem pending;
+    pending.request.problem = &problem;
     try {
-      samples = teacher_(problem, settings_.samples);
+      pending.samples = teacher_(problem, settings_.samples);
     } catch (const std::exception& error) {  // every sample of this problem says why
-      samples.assign(count, TeacherSample{"", std::string("the teacher failed: ") + error.what()});
+      pending.samples.assign(count, TeacherSample{"", std::string("the teacher failed: ") + error.what()});
     }
-    samples.resize(count, TeacherSample{"", "the teacher gave fewer samples than asked for"});
-    std::vector<std::string> candidates;
-    std::vector<std::size_t> candidate_sample;
+    pending.samples.resize(count, TeacherSample{"", "the teacher gave fewer samples than asked for"});
     std::set<std::string> seen;
-    for (std::size_t i = 0; i < samples.size(); ++i) {
+    for (std::size_t i = 0; i < pending.samples.size(); ++i) {
+      const auto& sample = pending.samples[i];
       ++tally_.samples;
-      if (!samples[i].error.empty()) {
+      if (!sample.error.empty()) {
         ++tally_.teacher_errors;
-        reject(problem, i, "teacher", samples[i].error, "", samples[i].text);
-      } else if (!seen.insert(dedup_key(samples[i].text)).second) {
+        reject(problem, i, "teacher", sample.error, "", sample.text);
+      } else if (!seen.insert(dedup_key(sample.text)).second) {
         ++tally_.duplicates;
         reject(problem, i, "duplicate", "the same code as an earlier sample of this problem", "",
-               samples[i].text);
+               sample.text);
       } else {
-        candidates.push_back(samples[i].text);
-        candidate_sample.push_back(i);
+        pending.request.candidates.push_back(sample.text);
+        pending.candidate_sample.push_back(i);
       }
     }
-    std::vector<nlohmann::json> verdicts;
-    if (!candidates.empty()) {
-      try {
-        verdicts = verifier_(problem, candidates);
-      } catch (const std::exception& error) {
-        verdicts.assign(
-            candidates.size(),
-            {{"outcome", "error"}, {"summary", std::string("verification failed: ") + error.what()}});
-      }
-    }
+    return pending;
+  }
+
+  // Judges a problem's verified candidates; returns how many were kept.
+  std::size_t judge_all(const PendingProblem& pending, std::vector<nlohmann::json> verdicts) {
+    const auto& problem = *pending.request.problem;
+    const auto& candidates = pending.request.candidates;
     verdicts.resize(candidates.size(), {{"outcome", "error"}, {"summary", "no verdict for this sample"}});
     std::size_t kept = 0;
     std::optional<double> best;
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       ++tally_.verified;
-      kept += judge(problem, candidate_sample[c], candidates[c], verdicts[c], best) ? 1U : 0U;
+      kept += judge(problem, pending.candidate_sample[c], candidates[c], verdicts[c], best) ? 1U : 0U;
     }
     tally_.per_problem.push_back({{"problem", problem.entry.name},
                                   {"problem_id", problem.problem_id},
-                                  {"samples", samples.size()},
+                                  {"samples", pending.samples.size()},
                                   {"accepted", kept},
                                   {"best_speedup", best ? nlohmann::json(*best) : nlohmann::json(nullptr)}});
     return kept;
@@ -236,7 +240,6 @@ class Collector {
   }
 
   const Teacher& teacher_;
-  const Verifier& verifier_;
   const SftSettings& settings_;
   Tally tally_;
   std::vector<nlohmann::json> rows_;
@@ -260,9 +263,36 @@ std::string sft_answer(const std::string& reply, const std::string& code) {
 
 SftCollection collect_sft(const std::vector<SftProblem>& problems, const Teacher& teacher,
                           const Verifier& verifier, const SftSettings& settings) {
-  Collector collector(teacher, verifier, settings);
-  for (std::size_t i = 0; i < problems.size(); ++i) {
-    const auto kept = collector.collect(problems[i]);
+  Collector collector(teacher, settings);
+  std::vector<PendingProblem> pending;
+  pending.reserve(problems.size());
+  std::vector<VerifyRequest> requests;
+  for (const auto& problem : problems) {
+    pending.push_back(collector.sample(problem));
+    if (!pending.back().request.candidates.empty()) {
+      requests.push_back(pending.back().request);
+    }
+  }
+  std::vector<std::vector<nlohmann::json>> verdicts;
+  try {
+    verdicts = requests.empty() ? verdicts : verifier(requests);
+  } catch (const std::exception& error) {  // every candidate is answered: none is verified
+    for (const auto& request : requests) {
+      verdicts.emplace_back(request.candidates.size(),
+                            nlohmann::json{{"outcome", "error"},
+                                           {"summary", std::string("verification failed: ") + error.what()}});
+    }
+  }
+  std::size_t next_request = 0;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    std::vector<nlohmann::json> problem_verdicts;
+    if (!pending[i].request.candidates.empty()) {
+      if (next_request < verdicts.size()) {
+        problem_verdicts = std::move(verdicts[next_request]);
+      }
+      ++next_request;
+    }
+    const auto kept = collector.judge_all(pending[i], std::move(problem_verdicts));
     if (settings.progress) {
       settings.progress(i + 1, problems.size(), problems[i], kept);
     }

@@ -28,15 +28,20 @@ struct TeacherSample {
 
 // Gives `n` samples for a problem; always n entries.
 using Teacher = std::function<std::vector<TeacherSample>(const SftProblem& problem, int n)>;
-// Verifies candidates of one problem (each an LLM reply or a plain module) with the full verdict
-// pipeline; one verdict document (docs/verdict.md) per candidate, in order.
-using Verifier =
-    std::function<std::vector<nlohmann::json>(const SftProblem& problem, const std::vector<std::string>&)>;
+// The candidates of one problem (each an LLM reply or a plain module) to verify.
+struct VerifyRequest {
+  const SftProblem* problem = nullptr;
+  std::vector<std::string> candidates;
+};
+// Verifies every request's candidates with the full verdict pipeline, all in one batch (so problems
+// run side by side); per request one verdict document (docs/verdict.md) per candidate, in order.
+using Verifier = std::function<std::vector<std::vector<nlohmann::json>>(const std::vector<VerifyRequest>&)>;
 
 struct SftSettings {
   std::string teacher;  // its name in the rows and the summary: "llm" or "inductor"
   int samples = 4;      // per problem
-  // Called after each problem with its number (from 1), the count and the problem's kept samples.
+  // Called for each problem once its samples are judged: its number (from 1), the count, the problem and
+  // how many of its samples were kept.
   std::function<void(std::size_t done, std::size_t total, const SftProblem&, std::size_t kept)> progress;
 };
 
@@ -53,8 +58,8 @@ struct SftCollection {
 std::string sft_answer(const std::string& reply, const std::string& code);
 
 // Asks the teacher for `settings.samples` samples per problem, skips samples whose code repeats an
-// earlier one of the same problem, verifies the rest, keeps the accepted ones. Never throws for a bad
-// sample: every sample ends in `rows` or `rejected`.
+// earlier one of the same problem, verifies the rest of every problem in one batch, keeps the accepted
+// ones. Never throws for a bad sample: every sample ends in `rows` or `rejected`.
 SftCollection collect_sft(const std::vector<SftProblem>& problems, const Teacher& teacher,
                           const Verifier& verifier, const SftSettings& settings);
 

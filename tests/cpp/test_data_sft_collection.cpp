@@ -69,19 +69,26 @@ TEST(CollectSft, KeepsAcceptedSamplesAndLogsEveryOtherWithItsStage) {
     return std::vector<TeacherSample>{{"no code here", ""}, {markdown("B.", kCode), ""}};  // fewer than asked
   };
   std::map<std::string, std::vector<std::string>> verified;
-  const Verifier verifier = [&](const SftProblem& p, const std::vector<std::string>& texts) {
-    verified[p.entry.name] = texts;
-    std::vector<nlohmann::json> verdicts;
-    for (const auto& text : texts) {
-      if (text == "no code here") {
-        verdicts.push_back(rejected_at("extract", "no-code"));
-      } else if (text.find("# other") != std::string::npos) {
-        verdicts.push_back(rejected_at("static", "threads-and-processes"));
-      } else {
-        verdicts.push_back(accepted(p.entry.name == "a" ? 2.0 : 8.0));
+  std::size_t batches = 0;
+  const Verifier verifier = [&](const std::vector<VerifyRequest>& requests) {
+    ++batches;
+    std::vector<std::vector<nlohmann::json>> all;
+    for (const auto& request : requests) {
+      const auto& p = *request.problem;
+      verified[p.entry.name] = request.candidates;
+      std::vector<nlohmann::json> verdicts;
+      for (const auto& text : request.candidates) {
+        if (text == "no code here") {
+          verdicts.push_back(rejected_at("extract", "no-code"));
+        } else if (text.find("# other") != std::string::npos) {
+          verdicts.push_back(rejected_at("static", "threads-and-processes"));
+        } else {
+          verdicts.push_back(accepted(p.entry.name == "a" ? 2.0 : 8.0));
+        }
       }
+      all.push_back(std::move(verdicts));
     }
-    return verdicts;
+    return all;
   };
   SftSettings settings;
   settings.teacher = "llm";
@@ -93,6 +100,7 @@ TEST(CollectSft, KeepsAcceptedSamplesAndLogsEveryOtherWithItsStage) {
   };
   const auto collection = collect_sft(problems, teacher, verifier, settings);
 
+  EXPECT_EQ(batches, 1U) << "every problem's candidates are verified in one batch";
   EXPECT_EQ(verified["a"].size(), 2U) << "the duplicate and the teacher's error are not verified";
   EXPECT_EQ(verified["b"].size(), 2U);
   EXPECT_EQ(progress, (std::vector<std::string>{"1/2 a 1", "2/2 b 1"}));
@@ -139,19 +147,21 @@ TEST(CollectSft, KeepsAcceptedSamplesAndLogsEveryOtherWithItsStage) {
   EXPECT_EQ(summary["per_problem"][1]["best_speedup"], 8.0);
 }
 
-TEST(CollectSft, ATeacherOrVerifierThatThrowsCostsOnlyItsProblem) {
-  const std::vector<SftProblem> problems{problem("down"), problem("broken-judge"), problem("fine")};
+TEST(CollectSft, ATeacherThatThrowsCostsOnlyItsProblem) {
+  const std::vector<SftProblem> problems{problem("down"), problem("fine")};
   const Teacher teacher = [](const SftProblem& p, int n) {
     if (p.entry.name == "down") {
       throw std::runtime_error("connection refused");
     }
     return std::vector<TeacherSample>(static_cast<std::size_t>(n), {markdown("x", kCode), ""});
   };
-  const Verifier verifier = [](const SftProblem& p, const std::vector<std::string>& texts) {
-    if (p.entry.name == "broken-judge") {
-      throw std::runtime_error("the judge could not start");
+  const Verifier verifier = [](const std::vector<VerifyRequest>& requests) {
+    std::vector<std::vector<nlohmann::json>> all;
+    for (const auto& request : requests) {
+      EXPECT_EQ(request.problem->entry.name, "fine") << "a problem without candidates is not sent";
+      all.emplace_back(request.candidates.size(), accepted(1.5));
     }
-    return std::vector<nlohmann::json>(texts.size(), accepted(1.5));
+    return all;
   };
   SftSettings settings;
   settings.teacher = "llm";
@@ -160,24 +170,46 @@ TEST(CollectSft, ATeacherOrVerifierThatThrowsCostsOnlyItsProblem) {
   ASSERT_EQ(collection.rows.size(), 1U);
   EXPECT_EQ(collection.rows[0]["problem"], "fine");
   EXPECT_EQ(collection.summary["rejected_by_stage"]["teacher"], 2);
-  EXPECT_EQ(collection.summary["rejected_by_stage"]["error"], 1);
-  EXPECT_EQ(collection.summary["rejected_by_stage"]["duplicate"], 2);
+  EXPECT_EQ(collection.summary["rejected_by_stage"]["duplicate"], 1);
   for (const auto& rejected : collection.rejected) {
     if (rejected["problem"] == "down") {
       EXPECT_NE(rejected["reason"].get<std::string>().find("connection refused"), std::string::npos);
     }
-    if (rejected["stage"] == "error") {
-      EXPECT_NE(rejected["reason"].get<std::string>().find("could not start"), std::string::npos);
-    }
   }
+}
+
+TEST(CollectSft, AVerifierThatFailsLeavesEverySampleAnsweredAndNoneKept) {
+  const Teacher teacher = [](const SftProblem& p, int) {
+    return std::vector<TeacherSample>{{markdown(p.entry.name, kCode), ""}};
+  };
+  const Verifier verifier =
+      [](const std::vector<VerifyRequest>&) -> std::vector<std::vector<nlohmann::json>> {
+    throw std::runtime_error("the judge could not start");
+  };
+  SftSettings settings;
+  settings.teacher = "llm";
+  settings.samples = 1;
+  const auto collection = collect_sft({problem("a"), problem("b")}, teacher, verifier, settings);
+  EXPECT_TRUE(collection.rows.empty());
+  ASSERT_EQ(collection.rejected.size(), 2U);
+  for (const auto& rejected : collection.rejected) {
+    EXPECT_EQ(rejected["stage"], "error");
+    EXPECT_NE(rejected["reason"].get<std::string>().find("could not start"), std::string::npos);
+  }
+  EXPECT_EQ(collection.summary["verified"], 2);
 }
 
 TEST(CollectSft, WithoutTimingsTheSpeedupSummaryIsEmptyNotZero) {
   const Teacher teacher = [](const SftProblem&, int) {
     return std::vector<TeacherSample>{{markdown("x", kCode), ""}};
   };
-  const Verifier verifier = [](const SftProblem&, const std::vector<std::string>& texts) {
-    return std::vector<nlohmann::json>(texts.size(), {{"outcome", "accepted"}, {"speedup", nullptr}});
+  const Verifier verifier = [](const std::vector<VerifyRequest>& requests) {
+    std::vector<std::vector<nlohmann::json>> all;
+    for (const auto& request : requests) {
+      all.emplace_back(request.candidates.size(),
+                       nlohmann::json{{"outcome", "accepted"}, {"speedup", nullptr}});
+    }
+    return all;
   };
   SftSettings settings;
   settings.teacher = "llm";
