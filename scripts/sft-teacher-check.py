@@ -16,45 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
-import threading
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "python"))
 from scripted_chat_endpoint import scripted_endpoint
-
-NAME = re.compile(r"reference implementation, `([^`]+)`")
-
-
-class SuiteTeacher:
-    def __init__(self, suite: Path) -> None:
-        self.suite = suite
-        self.lock = threading.Lock()
-        self.turns: Counter[str] = Counter()
-
-    def __call__(self, index: int, body: dict[str, Any]) -> str:
-        found = NAME.search(str(body["messages"][-1]["content"]))
-        if found is None or not (self.suite / found.group(1) / "solution.py").is_file():
-            return "I do not know this problem."
-        name = found.group(1)
-        with self.lock:
-            turn = self.turns[name]
-            self.turns[name] += 1
-        solution = (self.suite / name / "solution.py").read_text()
-        risky = "import subprocess\n" + solution.replace(
-            "class ModelNew", "_probe = subprocess.run\n\n\nclass ModelNew", 1
-        )
-        replies = [
-            f"One program per tile; the math in fp32.\n\n```python\n{solution}```\n",
-            f"The same kernel again.\n\n```python\n{solution}```\n",
-            f"Check the device first.\n\n```python\n{risky}```\n",
-            "I cannot write this kernel.",
-        ]
-        return replies[turn % len(replies)]
+from scripted_suite_teacher import SuiteTeacher
 
 
 def main() -> int:

@@ -5,16 +5,14 @@ one logged with its stage and reason. The teacher is a scripted OpenAI-compatibl
 from __future__ import annotations
 
 import json
-import re
 import shutil
-import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 from conftest import STARTER, run_kforge
-from scripted_chat_endpoint import Reply, scripted_endpoint
+from scripted_chat_endpoint import scripted_endpoint
+from scripted_suite_teacher import SuiteTeacher
 
 PROBLEMS = ["01_scaled_add", "03_row_sum", "22_hardswish"]
 DOWN = "22_hardswish"  # its requests always fail: every sample is a teacher error
@@ -27,36 +25,8 @@ def small_suite(tmp_path: Path) -> Path:
     return suite
 
 
-class Teacher:
-    """Per problem, in arrival order: a correct solution with reasoning, the same code in other words,
-    the solution with a subprocess call, prose without code. The samples of a problem arrive in
-    parallel, so a sample's index does not say which of these it got; the set per problem is fixed."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.count: Counter[str] = Counter()
-
-    def __call__(self, index: int, body: dict[str, Any]) -> Reply:
-        prompt = str(body["messages"][-1]["content"])
-        found = re.search(r"reference implementation, `([^`]+)`", prompt)
-        assert found, prompt[:200]
-        name = found.group(1)
-        if name == DOWN:
-            return 401  # not retried: the test does not wait for backoffs
-        with self.lock:
-            turn = self.count[name]
-            self.count[name] += 1
-        solution = (STARTER / name / "solution.py").read_text()
-        risky = "import subprocess\n" + solution.replace(
-            "class ModelNew", "_probe = subprocess.run\n\n\nclass ModelNew", 1
-        )
-        replies = [
-            f"One program per block of elements; fp32 math.\n\n```python\n{solution}```\n",
-            f"Same kernel, explained differently.\n\n```python\n{solution}```\n",
-            f"With a device check first.\n\n```python\n{risky}```\n",
-            "I cannot write this kernel.",
-        ]
-        return replies[turn % len(replies)]
+def teacher() -> SuiteTeacher:
+    return SuiteTeacher(STARTER, down=frozenset({DOWN}))
 
 
 def sft(tmp_path: Path, endpoint_url: str, *extra: str) -> tuple[int, str]:
@@ -71,7 +41,7 @@ def sft(tmp_path: Path, endpoint_url: str, *extra: str) -> tuple[int, str]:
 
 def test_only_verified_samples_are_kept_and_every_other_is_logged_with_its_stage(tmp_path: Path) -> None:
     out = tmp_path / "sft.jsonl"
-    with scripted_endpoint(Teacher()) as endpoint:
+    with scripted_endpoint(teacher()) as endpoint:
         code, output = sft(tmp_path, endpoint.url, "--out", str(out))
     assert code == 0, output
     assert "2 of 12 samples accepted" in output, output
@@ -116,7 +86,7 @@ def test_only_verified_samples_are_kept_and_every_other_is_logged_with_its_stage
 
 def test_parquet_output_loads_with_the_same_rows(tmp_path: Path) -> None:
     out = tmp_path / "sft.parquet"
-    with scripted_endpoint(Teacher()) as endpoint:
+    with scripted_endpoint(teacher()) as endpoint:
         code, output = sft(tmp_path, endpoint.url, "--out", str(out))
     assert code == 0, output
     table = pq.read_table(out).to_pylist()
