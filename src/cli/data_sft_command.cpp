@@ -26,6 +26,7 @@ struct SftOptions {
   SuiteSelection selection;
   std::string teacher = "llm";
   int samples = 4;
+  std::size_t concurrent_problems = 4;
   std::string out = "sft.jsonl";
   std::string format = "auto";
   std::string rejected;  // default: <out without extension>.rejected.jsonl
@@ -163,6 +164,7 @@ int run_sft(SftOptions& options) {
     data::SftSettings settings;
     settings.teacher = options.teacher;
     settings.samples = options.samples;
+    settings.concurrent_problems = options.concurrent_problems;
     settings.progress = [](std::size_t done, std::size_t total, const data::SftProblem& problem,
                            std::size_t kept) {
       std::cerr << fmt::format("kforge data sft: [{}/{}] {}: {} kept\n", done, total, problem.entry.name,
@@ -201,6 +203,11 @@ void add_teacher_options(CLI::App& command, SftOptions& options) {
       ->capture_default_str();
   command.add_option("--samples,-n", options.samples, "samples asked of the teacher per problem")
       ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command
+      .add_option("--concurrent-problems", options.concurrent_problems,
+                  "problems whose teacher requests run at once (each asks for its samples in parallel)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   command.add_option("--llm-url", options.endpoint.url,
                      "the LLM's OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1");

@@ -1,11 +1,13 @@
 #include "data/sft_collection.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "source/code_extraction.hpp"
@@ -137,18 +139,14 @@ struct PendingProblem {
 
 class Collector {
  public:
-  Collector(const Teacher& teacher, const SftSettings& settings) : teacher_(teacher), settings_(settings) {}
+  explicit Collector(const SftSettings& settings) : settings_(settings) {}
 
-  // The teacher's samples for `problem`, the duplicates and teacher errors logged, the rest to verify.
-  PendingProblem sample(const SftProblem& problem) {
+  // A problem's samples sorted: the duplicates and teacher errors logged, the rest to verify.
+  PendingProblem sort(const SftProblem& problem, std::vector<TeacherSample> samples) {
     const auto count = static_cast<std::size_t>(std::max(settings_.samples, 0));
     PendingProblem pending;
     pending.request.problem = &problem;
-    try {
-      pending.samples = teacher_(problem, settings_.samples);
-    } catch (const std::exception& error) {  // every sample of this problem says why
-      pending.samples.assign(count, TeacherSample{"", std::string("the teacher failed: ") + error.what()});
-    }
+    pending.samples = std::move(samples);
     pending.samples.resize(count, TeacherSample{"", "the teacher gave fewer samples than asked for"});
     std::set<std::string> seen;
     for (std::size_t i = 0; i < pending.samples.size(); ++i) {
@@ -239,12 +237,39 @@ class Collector {
                          {"text", text}});
   }
 
-  const Teacher& teacher_;
   const SftSettings& settings_;
   Tally tally_;
   std::vector<nlohmann::json> rows_;
   std::vector<nlohmann::json> rejected_;
 };
+
+// The teacher's samples for every problem, `concurrent_problems` calls at a time; a call that throws
+// gives its problem samples that say why.
+std::vector<std::vector<TeacherSample>> ask_teacher(const std::vector<SftProblem>& problems,
+                                                    const Teacher& teacher, const SftSettings& settings) {
+  std::vector<std::vector<TeacherSample>> answers(problems.size());
+  const auto count = static_cast<std::size_t>(std::max(settings.samples, 0));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < problems.size(); i = next++) {
+      try {
+        answers[i] = teacher(problems[i], settings.samples);
+      } catch (const std::exception& error) {
+        answers[i].assign(count, TeacherSample{"", std::string("the teacher failed: ") + error.what()});
+      }
+    }
+  };
+  const auto helpers = std::min(std::max<std::size_t>(settings.concurrent_problems, 1), problems.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < helpers; ++i) {
+    threads.emplace_back(work);
+  }
+  work();
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  return answers;
+}
 
 }  // namespace
 
@@ -263,12 +288,13 @@ std::string sft_answer(const std::string& reply, const std::string& code) {
 
 SftCollection collect_sft(const std::vector<SftProblem>& problems, const Teacher& teacher,
                           const Verifier& verifier, const SftSettings& settings) {
-  Collector collector(teacher, settings);
+  Collector collector(settings);
+  auto answers = ask_teacher(problems, teacher, settings);
   std::vector<PendingProblem> pending;
   pending.reserve(problems.size());
   std::vector<VerifyRequest> requests;
-  for (const auto& problem : problems) {
-    pending.push_back(collector.sample(problem));
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    pending.push_back(collector.sort(problems[i], std::move(answers[i])));
     if (!pending.back().request.candidates.empty()) {
       requests.push_back(pending.back().request);
     }

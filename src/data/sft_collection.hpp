@@ -40,6 +40,8 @@ using Verifier = std::function<std::vector<std::vector<nlohmann::json>>(const st
 struct SftSettings {
   std::string teacher;  // its name in the rows and the summary: "llm" or "inductor"
   int samples = 4;      // per problem
+  // Problems whose teacher calls run at once (each call asks for its problem's samples in parallel).
+  std::size_t concurrent_problems = 4;
   // Called for each problem once its samples are judged: its number (from 1), the count, the problem and
   // how many of its samples were kept.
   std::function<void(std::size_t done, std::size_t total, const SftProblem&, std::size_t kept)> progress;
@@ -57,7 +59,8 @@ struct SftCollection {
 // then exactly the verified code in one ```python block, so the model learns the answer that passed.
 std::string sft_answer(const std::string& reply, const std::string& code);
 
-// Asks the teacher for `settings.samples` samples per problem, skips samples whose code repeats an
+// Asks the teacher for `settings.samples` samples per problem (`concurrent_problems` problems at a
+// time; the teacher must allow concurrent calls), skips samples whose code repeats an
 // earlier one of the same problem, verifies the rest of every problem in one batch, keeps the accepted
 // ones. Never throws for a bad sample: every sample ends in `rows` or `rejected`.
 SftCollection collect_sft(const std::vector<SftProblem>& problems, const Teacher& teacher,

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data/sft_collection.hpp"
@@ -197,6 +200,41 @@ TEST(CollectSft, AVerifierThatFailsLeavesEverySampleAnsweredAndNoneKept) {
     EXPECT_NE(rejected["reason"].get<std::string>().find("could not start"), std::string::npos);
   }
   EXPECT_EQ(collection.summary["verified"], 2);
+}
+
+TEST(CollectSft, AsksTheTeacherAboutSeveralProblemsAtOnceUpToTheLimit) {
+  std::vector<SftProblem> problems;
+  for (int i = 0; i < 8; ++i) {
+    problems.push_back(problem("p" + std::to_string(i)));
+  }
+  std::atomic<int> calls_now{0};
+  std::atomic<int> most{0};
+  const Teacher teacher = [&](const SftProblem& p, int) {
+    const int now = ++calls_now;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    --calls_now;
+    return std::vector<TeacherSample>{{markdown(p.entry.name, kCode + "# " + p.entry.name + "\n"), ""}};
+  };
+  const Verifier verifier = [](const std::vector<VerifyRequest>& requests) {
+    std::vector<std::vector<nlohmann::json>> all;
+    for (const auto& request : requests) {
+      all.emplace_back(request.candidates.size(), accepted(1.0));
+    }
+    return all;
+  };
+  SftSettings settings;
+  settings.teacher = "llm";
+  settings.samples = 1;
+  settings.concurrent_problems = 3;
+  const auto collection = collect_sft(problems, teacher, verifier, settings);
+  EXPECT_GE(most.load(), 2) << "problems are asked side by side";
+  EXPECT_LE(most.load(), 3) << "never more than concurrent_problems at once";
+  ASSERT_EQ(collection.rows.size(), 8U);
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_EQ(collection.rows[i]["problem"], problems[i].entry.name) << "rows keep the suite's order";
+  }
 }
 
 TEST(CollectSft, WithoutTimingsTheSpeedupSummaryIsEmptyNotZero) {
