@@ -82,6 +82,11 @@ std::string failed_check(const nlohmann::json& verdict) {
   return "";
 }
 
+const nlohmann::json& no_verdict() {
+  static const nlohmann::json verdict = {{"outcome", "error"}, {"summary", "no verdict for this sample"}};
+  return verdict;
+}
+
 // Tallies of one collection, turned into the summary at the end.
 struct Tally {
   std::size_t samples = 0;
@@ -193,7 +198,9 @@ class Collector {
 
  private:
   bool judge(const SftProblem& problem, std::size_t sample, const std::string& text,
-             const nlohmann::json& verdict, std::optional<double>& best) {
+             const nlohmann::json& given, std::optional<double>& best) {
+    // A verifier that left a sample without a document (null) gets an error, not an exception.
+    const nlohmann::json& verdict = given.is_object() ? given : no_verdict();
     const auto outcome = verdict.value("outcome", "");
     if (outcome != "accepted") {
       const auto stage = outcome == "rejected" ? verdict.value("failed_stage", nlohmann::json("rejected"))

@@ -237,6 +237,23 @@ TEST(CollectSft, AsksTheTeacherAboutSeveralProblemsAtOnceUpToTheLimit) {
   }
 }
 
+TEST(CollectSft, ASampleLeftWithoutAVerdictDocumentIsAnErrorNotACrash) {
+  const Teacher teacher = [](const SftProblem&, int) {
+    return std::vector<TeacherSample>{{markdown("x", kCode), ""}, {markdown("y", kCode + "# 2\n"), ""}};
+  };
+  const Verifier verifier = [](const std::vector<VerifyRequest>&) {
+    return std::vector<std::vector<nlohmann::json>>{{nlohmann::json(), accepted(2.0)}};  // a null first
+  };
+  SftSettings settings;
+  settings.teacher = "llm";
+  settings.samples = 2;
+  const auto collection = collect_sft({problem("a")}, teacher, verifier, settings);
+  ASSERT_EQ(collection.rows.size(), 1U);
+  ASSERT_EQ(collection.rejected.size(), 1U);
+  EXPECT_EQ(collection.rejected[0]["stage"], "error");
+  EXPECT_EQ(collection.rejected[0]["sample"], 0);
+}
+
 TEST(CollectSft, WithoutTimingsTheSpeedupSummaryIsEmptyNotZero) {
   const Teacher teacher = [](const SftProblem&, int) {
     return std::vector<TeacherSample>{{markdown("x", kCode), ""}};
