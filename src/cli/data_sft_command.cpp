@@ -177,9 +177,20 @@ int run_sft(SftOptions& options) {
     collection.summary["suite"] =
         problems.empty() ? "" : options.selection.suite + options.selection.kernelbench;
     collection.summary["device"] = options.settings.device;
-    const auto format = write_rows(collection.rows, options.out, options.format, options.python);
+    // The log and the summary first, then the rows: a Parquet failure (no pyarrow) must not lose the
+    // teacher's samples, so the rows then go to a JSONL file beside it.
     write_jsonl(collection.rejected, rejected_path);
     write_json_file(collection.summary, summary_path);
+    std::string format;
+    try {
+      format = write_rows(collection.rows, options.out, options.format, options.python);
+    } catch (const std::exception& error) {
+      const auto fallback = beside(options.out, ".jsonl.kept");
+      write_jsonl(collection.rows, fallback);
+      std::cerr << fmt::format("kforge data sft: {}; the {} kept rows are in {} (JSONL)\n", error.what(),
+                               collection.rows.size(), fallback.string());
+      return 2;
+    }
     const auto& summary = collection.summary;
     std::cout << fmt::format(
         "kforge data sft: {} of {} samples accepted ({:.0f}%) over {} problems ({} with at least one); "

@@ -95,6 +95,19 @@ def test_parquet_output_loads_with_the_same_rows(tmp_path: Path) -> None:
     assert (tmp_path / "sft.rejected.jsonl").is_file() and (tmp_path / "sft.summary.json").is_file()
 
 
+def test_rows_that_cannot_be_written_as_parquet_are_kept_as_jsonl(tmp_path: Path) -> None:
+    out = tmp_path / "sft.parquet"
+    out.mkdir()  # pyarrow cannot write a file where a folder is
+    with scripted_endpoint(teacher()) as endpoint:
+        code, output = sft(tmp_path, endpoint.url, "--out", str(out))
+    assert code == 2, output
+    kept = tmp_path / "sft.jsonl.kept"
+    assert f"the 2 kept rows are in {kept}" in output, output
+    rows = [json.loads(line) for line in kept.read_text().splitlines()]
+    assert sorted(row["problem"] for row in rows) == ["01_scaled_add", "03_row_sum"]
+    assert (tmp_path / "sft.rejected.jsonl").is_file() and (tmp_path / "sft.summary.json").is_file()
+
+
 def test_usage_errors_say_what_is_missing(tmp_path: Path) -> None:
     result = run_kforge("data", "sft", "--suite", str(STARTER), "--out", str(tmp_path / "x.jsonl"))
     assert result.returncode == 2
