@@ -95,7 +95,6 @@ class EngineVerifier {
         job.problem = problem.entry.name;
         job.settings = settings_;
         job.settings.problem_path = problem.entry.problem;
-        job.settings.candidate_path = "teacher-sample.md";
         job.settings.candidate_text = requests[r].candidates[c];
         jobs.push_back(std::move(job));
         slot.emplace_back(r, c);

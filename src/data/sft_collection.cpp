@@ -30,8 +30,9 @@ std::string prose_before_code(const std::string& reply) {
   return fence == std::string::npos ? "" : trim(std::string_view(reply).substr(0, fence));
 }
 
-// What two samples must share to be the same answer: the extracted code, else the whole text.
-std::string dedup_key(const std::string& text) {
+// The code a sample answers with (what the pipeline verifies, and what two samples must share to be
+// the same answer): the extracted code, else the whole text.
+std::string code_of(const std::string& text) {
   const auto extracted = source::extract_code(text);
   return extracted.ok() ? extracted.code->code : text;
 }
@@ -56,8 +57,9 @@ std::string last_user_message(const nlohmann::json& prompt) {
 
 nlohmann::json verdict_brief(const nlohmann::json& verdict) {
   const auto device = verdict.find("device");
+  const auto speedup = speedup_of(verdict);
   return {{"outcome", verdict.value("outcome", "")},
-          {"speedup", speedup_of(verdict) ? nlohmann::json(*speedup_of(verdict)) : nlohmann::json(nullptr)},
+          {"speedup", speedup ? nlohmann::json(*speedup) : nlohmann::json(nullptr)},
           {"device", device != verdict.end() && device->is_object() ? device->value("device", "") : ""},
           {"summary", verdict.value("summary", "")}};
 }
@@ -140,6 +142,7 @@ struct PendingProblem {
   std::vector<TeacherSample> samples;
   VerifyRequest request;
   std::vector<std::size_t> candidate_sample;  // the sample index of each candidate
+  std::vector<std::string> candidate_code;    // the code of each candidate (code_of), extracted once
 };
 
 class Collector {
@@ -160,14 +163,18 @@ class Collector {
       if (!sample.error.empty()) {
         ++tally_.teacher_errors;
         reject(problem, i, "teacher", sample.error, "", sample.text);
-      } else if (!seen.insert(dedup_key(sample.text)).second) {
+        continue;
+      }
+      auto code = code_of(sample.text);
+      if (!seen.insert(code).second) {
         ++tally_.duplicates;
         reject(problem, i, "duplicate", "the same code as an earlier sample of this problem", "",
                sample.text);
-      } else {
-        pending.request.candidates.push_back(sample.text);
-        pending.candidate_sample.push_back(i);
+        continue;
       }
+      pending.request.candidates.push_back(sample.text);
+      pending.candidate_sample.push_back(i);
+      pending.candidate_code.push_back(std::move(code));
     }
     return pending;
   }
@@ -176,12 +183,15 @@ class Collector {
   std::size_t judge_all(const PendingProblem& pending, std::vector<nlohmann::json> verdicts) {
     const auto& problem = *pending.request.problem;
     const auto& candidates = pending.request.candidates;
-    verdicts.resize(candidates.size(), {{"outcome", "error"}, {"summary", "no verdict for this sample"}});
+    verdicts.resize(candidates.size(), no_verdict());
     std::size_t kept = 0;
     std::optional<double> best;
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       ++tally_.verified;
-      kept += judge(problem, pending.candidate_sample[c], candidates[c], verdicts[c], best) ? 1U : 0U;
+      kept += judge(problem, pending.candidate_sample[c], candidates[c], pending.candidate_code[c],
+                    verdicts[c], best)
+                  ? 1U
+                  : 0U;
     }
     tally_.per_problem.push_back({{"problem", problem.entry.name},
                                   {"problem_id", problem.problem_id},
@@ -197,7 +207,7 @@ class Collector {
   }
 
  private:
-  bool judge(const SftProblem& problem, std::size_t sample, const std::string& text,
+  bool judge(const SftProblem& problem, std::size_t sample, const std::string& text, const std::string& code,
              const nlohmann::json& given, std::optional<double>& best) {
     // A verifier that left a sample without a document (null) gets an error, not an exception.
     const nlohmann::json& verdict = given.is_object() ? given : no_verdict();
@@ -210,8 +220,6 @@ class Collector {
              failed_check(verdict), text);
       return false;
     }
-    const auto extracted = source::extract_code(text);
-    const std::string code = extracted.ok() ? extracted.code->code : text;
     const auto answer = sft_answer(text, code);
     const auto speedup = speedup_of(verdict);
     if (speedup) {
