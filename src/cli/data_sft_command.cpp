@@ -11,6 +11,7 @@
 #include "cli/batch_run.hpp"
 #include "cli/dataset_files.hpp"
 #include "cli/suite_selection.hpp"
+#include "data/inductor_teacher.hpp"
 #include "data/sft_collection.hpp"
 #include "optimize/chat_endpoint.hpp"
 #include "schedule/eval_engine.hpp"
@@ -32,6 +33,8 @@ struct SftOptions {
   std::string rejected;  // default: <out without extension>.rejected.jsonl
   std::string summary;   // default: <out without extension>.summary.json
   optimize::ChatEndpoint endpoint;
+  std::string captures;              // the inductor teacher's captures (read when present, else written)
+  double teacher_timeout_s = 900.0;  // per problem, for the inductor teacher
   verify::EvalSettings settings;
   std::string python;
   std::size_t jobs = 0;
@@ -71,6 +74,21 @@ data::Teacher llm_teacher(const SftOptions& options) {
     }
     return samples;
   };
+}
+
+// The inductor teacher compiles at the sizes the verifier uses, on its device.
+data::Teacher teacher_for(const SftOptions& options) {
+  if (options.teacher != "inductor") {
+    return llm_teacher(options);
+  }
+  data::InductorTeacherSettings settings;
+  settings.device = options.settings.device;
+  settings.small = options.settings.small;
+  settings.sizes = options.settings.sizes;
+  settings.captures = options.captures;
+  settings.python = options.settings.python;
+  settings.timeout_s = options.teacher_timeout_s;
+  return data::inductor_teacher(settings);
 }
 
 // Verifies one problem's samples on a long-lived engine: the problem's judge stays warm for its
@@ -150,6 +168,11 @@ int run_sft(SftOptions& options) {
   const auto summary_path =
       options.summary.empty() ? beside(options.out, ".summary.json") : fs::path(options.summary);
   try {
+    for (const auto& path : {fs::path(options.out), rejected_path, summary_path}) {
+      if (path.has_parent_path()) {
+        fs::create_directories(path.parent_path());
+      }
+    }
     const auto problems = sft_problems(options.selection);
     std::unique_ptr<store::ResultStore> store;
     if (!options.no_store) {
@@ -171,8 +194,9 @@ int run_sft(SftOptions& options) {
     };
     std::cerr << fmt::format("kforge data sft: asking the teacher for {} samples of each of {} problems\n",
                              options.samples, problems.size());
-    auto collection = data::collect_sft(problems, llm_teacher(options), verifier, settings);
-    collection.summary["model"] = options.endpoint.model;
+    auto collection = data::collect_sft(problems, teacher_for(options), verifier, settings);
+    collection.summary["model"] =
+        options.teacher == "llm" ? options.endpoint.model : "torch.compile (Inductor)";
     collection.summary["suite"] =
         problems.empty() ? "" : options.selection.suite + options.selection.kernelbench;
     collection.summary["device"] = options.settings.device;
@@ -208,7 +232,8 @@ int run_sft(SftOptions& options) {
 void add_teacher_options(CLI::App& command, SftOptions& options) {
   command
       .add_option("--teacher", options.teacher,
-                  "where candidates come from: llm (an OpenAI-compatible endpoint)")
+                  "where candidates come from: llm (an OpenAI-compatible endpoint) or inductor "
+                  "(torch.compile's Triton code made standalone; needs a GPU or --captures)")
       ->check(CLI::IsMember({"llm", "inductor"}))
       ->capture_default_str();
   command.add_option("--samples,-n", options.samples, "samples asked of the teacher per problem")
@@ -233,6 +258,12 @@ void add_teacher_options(CLI::App& command, SftOptions& options) {
       ->check(CLI::Range(64, 1000000))
       ->capture_default_str();
   command.add_option("--llm-timeout", options.endpoint.timeout_s, "seconds per LLM request")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--captures", options.captures,
+                     "inductor: folder of captures, read when it holds a problem's, written otherwise "
+                     "(a capture made on a GPU is rewritten anywhere)");
+  command.add_option("--teacher-timeout", options.teacher_timeout_s, "inductor: seconds per problem")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 }
@@ -282,9 +313,12 @@ std::function<int()> add_sft_subcommand(CLI::App& data) {
       return 2;
     }
     if (options->teacher == "inductor") {
-      std::cerr << "kforge data sft: the inductor teacher is not available yet; use --teacher llm "
-                   "(docs/training.md says what each teacher needs)\n";
-      return 2;
+      if (options->samples != 1 && sft->count("--samples") > 0) {
+        std::cerr
+            << "kforge data sft: the inductor teacher is deterministic; it gives one sample per problem\n";
+      }
+      options->samples = 1;
+      return run_sft(*options);
     }
     if (options->endpoint.url.empty() || options->endpoint.model.empty()) {
       std::cerr

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/profile_settings.hpp"
+#include "data/inductor_teacher.hpp"
 #include "optimize/chat_endpoint.hpp"
 #include "optimize/knob_tuner.hpp"
 #include "optimize/llm_search.hpp"
@@ -172,6 +173,28 @@ std::string read_candidate(const std::string& path) {
   return extracted.code->code;
 }
 
+// The start: --from, or else torch.compile's Triton code for the problem made standalone (the inductor
+// teacher, docs/training.md), so a problem with no candidate yet can still be optimized.
+std::string starting_source(const OptimizeOptions& options) {
+  if (!options.from.empty()) {
+    return read_candidate(options.from);
+  }
+  std::cerr
+      << "kforge optimize: no --from; seeding from torch.compile's Triton code (the inductor teacher)\n";
+  data::InductorTeacherSettings teacher;
+  teacher.device = options.settings.device;
+  teacher.small = options.settings.small;
+  teacher.sizes = options.settings.sizes;
+  teacher.python = options.settings.python;
+  const auto& problem = options.settings.problem_path;
+  auto answer = data::inductor_candidate(problem, problem.stem().string(), teacher);
+  if (answer.candidate.empty()) {
+    throw std::runtime_error(fmt::format("the inductor teacher has none ({}: {}); give one with --from",
+                                         answer.stage, answer.error));
+  }
+  return answer.candidate;
+}
+
 // Why these proposers cannot run as asked, or "" when they can.
 std::string proposer_problem(const OptimizeOptions& options) {
   if (options.proposers.empty()) {
@@ -307,9 +330,9 @@ int run_optimize(OptimizeOptions& options) {
   }
   std::string source;
   try {
-    source = read_candidate(options.from);
+    source = starting_source(options);
   } catch (const std::exception& error) {
-    std::cerr << "kforge optimize: cannot read the starting candidate: " << error.what() << "\n";
+    std::cerr << "kforge optimize: no starting candidate: " << error.what() << "\n";
     return 2;
   }
   // The start is verified (and its device learnt) before anything is tuned.
@@ -410,7 +433,9 @@ std::function<int()> add_optimize_command(CLI::App& app) {
       "Make a verified Triton candidate faster: the built-in tuner and/or an LLM propose, every proposal "
       "is verified (docs/optimize.md)");
   command->add_option("--problem,-p", settings.problem_path, "problem file")->required();
-  command->add_option("--from", options->from, "the starting candidate (class ModelNew)")->required();
+  command->add_option("--from", options->from,
+                      "the starting candidate (class ModelNew); without it, torch.compile's Triton code for "
+                      "the problem made standalone (needs a GPU)");
   settings.candidate_path = "optimize-proposal.py";
   command
       ->add_option(
