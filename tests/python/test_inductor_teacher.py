@@ -224,3 +224,13 @@ def test_data_sft_keeps_the_verified_rewrites_and_logs_the_refusal(tmp_path: Pat
     assert "extern_kernels.convolution" in refused["reason"]
     summary = json.loads((tmp_path / "sft.summary.json").read_text())
     assert summary["teacher"] == "inductor" and summary["accepted"] == 2
+
+
+def test_a_capture_cannot_smuggle_code_into_the_grid_arithmetic() -> None:
+    record = capture(CUMSUM)
+    [meta] = record["kernels"].values()
+    meta["grid"]["x"] = "__import__('os').getpid()"
+    with pytest.raises(StandaloneError, match="not grid arithmetic"):
+        standalone_candidate(record, problem_source(CUMSUM))
+    meta["grid"]["x"] = "max(-((xnumel) // -(8)), 1)"
+    assert "triton_red_fused_cumsum_0[5, 1, 1](" in standalone_candidate(record, problem_source(CUMSUM))

@@ -180,7 +180,6 @@ def describe_kernel(autotuner: Any) -> dict[str, Any]:
             "z": str(grid.z_grid),
         },
         "grid_type": str(autotuner.inductor_meta.get("grid_type", "")),
-        "source": autotuner.fn.src if hasattr(autotuner.fn, "src") else None,
     }
 
 

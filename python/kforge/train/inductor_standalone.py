@@ -222,16 +222,56 @@ def _literal(node: ast.expr) -> Any:
         return None
 
 
+_GRID_OPERATORS: dict[type, Any] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def integer_expression(text: str, scope: dict[str, Any]) -> int:
+    """An integer expression of Inductor's grid arithmetic (+ - * // %, unary minus, max, min, names
+    bound in scope), evaluated without eval: a capture is a file and may come from anywhere."""
+
+    def value(node: ast.expr) -> int:
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, int)
+            and not isinstance(node.value, bool)
+        ):
+            return node.value
+        if isinstance(node, ast.Name):
+            bound = scope.get(node.id)
+            if not isinstance(bound, int) or isinstance(bound, bool):
+                raise ValueError(f"{node.id} is not a known integer")
+            return bound
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _GRID_OPERATORS:
+            return int(_GRID_OPERATORS[type(node.op)](value(node.left), value(node.right)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("max", "min"):
+            arguments = [value(argument) for argument in node.args]
+            return max(arguments) if node.func.id == "max" else min(arguments)
+        raise ValueError(f"{ast.unparse(node)} is not grid arithmetic")
+
+    return value(ast.parse(text.strip(), mode="eval").body)
+
+
 def evaluate_grid(kernel: str, grid: dict[str, Any], scope: dict[str, Any]) -> tuple[int, int, int]:
     """The grid Inductor's launcher would compute, from this call's sizes and the chosen config."""
-    namespace: dict[str, Any] = {"__builtins__": {"max": max, "min": min}, **scope}
+    names = dict(scope)
     try:
-        for line in grid["prefix"]:
-            exec(line, namespace)
-        values = tuple(int(eval(str(grid[axis]), namespace)) for axis in ("x", "y", "z"))
-    except Exception as failure:  # noqa: BLE001
+        for line in grid["prefix"]:  # `name = expression` lines
+            target, _, expression = str(line).partition("=")
+            if not target.strip().isidentifier():
+                raise ValueError(f"{line!r} is not an assignment")
+            names[target.strip()] = integer_expression(expression, names)
+        x, y, z = (integer_expression(str(grid[axis]), names) for axis in ("x", "y", "z"))
+    except (ValueError, SyntaxError, ZeroDivisionError, KeyError) as failure:
         raise StandaloneError(f"kernel {kernel}: its grid {grid} is not static here ({failure})") from None
-    return values[0], values[1], values[2]
+    return x, y, z
 
 
 def launcher_parameters(meta: dict[str, Any], count: int) -> list[str]:
