@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <fstream>
@@ -89,11 +90,11 @@ InductorCandidate inductor_candidate(const fs::path& problem, const std::string&
 
 Teacher inductor_teacher(const InductorTeacherSettings& settings) {
   return [settings](const SftProblem& problem, int n) {
-    auto answer = inductor_candidate(problem.entry.problem, problem.entry.name, settings);
     std::vector<TeacherSample> samples(static_cast<std::size_t>(std::max(n, 0)));
     if (samples.empty()) {
       return samples;
     }
+    auto answer = inductor_candidate(problem.entry.problem, problem.entry.name, settings);
     if (answer.candidate.empty()) {
       samples.front().error = fmt::format("inductor {}: {}", answer.stage, answer.error);
     } else {
