@@ -39,7 +39,11 @@ def test_a_rejected_start_is_not_tuned() -> None:
 def test_usage_errors(tmp_path: Path) -> None:
     code, output = optimize("-p", str(ADD_MUL / "problem.py"), "--from", str(tmp_path / "missing.py"))
     assert code == 2
-    assert "cannot read the starting candidate" in output
+    assert "no starting candidate: cannot read" in output and "missing.py" in output
+    # Without --from the start is the inductor teacher's rewrite, which needs a GPU (or a capture).
+    code, output = optimize("-p", str(ADD_MUL / "problem.py"))
+    assert code == 2
+    assert "no starting candidate: the inductor teacher has none (environment:" in output, output
     start = ["-p", str(ADD_MUL / "problem.py"), "--from", str(ADD_MUL / "solution.py")]
     code, output = optimize(*start, "--proposers", "llm")
     assert code == 2
