@@ -165,19 +165,11 @@ void set_roofline_target(const nlohmann::json& profile, optimize::SearchLimits& 
       100 * (1 - kNearRoofline), floor_ms);
 }
 
-std::string read_candidate(const std::string& path) {
-  const auto extracted = source::extract_code(source::read_text_file(path));
-  if (!extracted.ok()) {
-    throw std::invalid_argument(fmt::format("{}: {}", path, extracted.error));
-  }
-  return extracted.code->code;
-}
-
 // The start: --from, or else torch.compile's Triton code for the problem made standalone (the inductor
 // teacher, docs/training.md), so a problem with no candidate yet can still be optimized.
 std::string starting_source(const OptimizeOptions& options) {
   if (!options.from.empty()) {
-    return read_candidate(options.from);
+    return source::read_candidate_code(options.from);
   }
   std::cerr
       << "kforge optimize: no --from; seeding from torch.compile's Triton code (the inductor teacher)\n";

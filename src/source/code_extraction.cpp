@@ -4,9 +4,11 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 #include "source/python_parser.hpp"
+#include "source/text_file.hpp"
 
 namespace kforge::source {
 namespace {
@@ -235,6 +237,14 @@ ExtractionResult extract_code(std::string_view text) {
     return plain_python(text);  // Python with a syntax error, reported when it is parsed
   }
   return failure("the text is neither Python source nor markdown with a fenced code block");
+}
+
+std::string read_candidate_code(const std::filesystem::path& path) {
+  auto extracted = extract_code(read_text_file(path));
+  if (!extracted.ok()) {
+    throw std::invalid_argument(path.string() + ": " + extracted.error);
+  }
+  return std::move(extracted.code->code);
 }
 
 }  // namespace kforge::source

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,5 +53,9 @@ bool is_python_language(std::string_view language);
 // read as markdown (e.g. an LLM response): the last Python block defining `class ModelNew` is
 // taken, else the only Python block; anything else is an error that says why.
 ExtractionResult extract_code(std::string_view text);
+
+// The candidate code of a file: extract_code over its text. Throws std::runtime_error when the file
+// cannot be read and std::invalid_argument "PATH: why" when it holds no candidate code.
+std::string read_candidate_code(const std::filesystem::path& path);
 
 }  // namespace kforge::source

@@ -1,7 +1,8 @@
 """The inductor teacher: torch.compile's Triton code rewritten into standalone candidates.
 
 Inductor generates Triton only for a GPU, so these tests rewrite captures made on the H100 (at the
-problems' KFORGE_SMALL sizes, by scripts/inductor-teacher-check.py) and verify the candidates on the
+problems' KFORGE_SMALL sizes: `kforge data sft --suite problems/starter --teacher inductor --small
+--captures DIR` on a GPU writes one per problem) and verify the candidates on the
 CPU interpreter through `kforge data sft --teacher inductor --captures`, exactly as a GPU run would
 after its capture. The rewrite's refusals are checked on edited copies of the same captures."""
 

@@ -74,13 +74,13 @@ class TimedReward:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from datasets import load_dataset
     from kforge_client.trl import make_reward_function
     from trl import GRPOConfig, GRPOTrainer
 
+    from kforge.train.dataset_rows import load_rows
+
     args = arguments(argv)
-    kind = "parquet" if args.prompts.endswith(".parquet") else "json"
-    prompts = load_dataset(kind, data_files=args.prompts, split="train")
+    prompts = load_rows(args.prompts)
     # The reward function reads each sample's problem_id (and reference_source) column.
     reward = TimedReward(make_reward_function(reward=args.reward))
     config = GRPOConfig(

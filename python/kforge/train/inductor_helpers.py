@@ -74,8 +74,9 @@ def ih_max2(values, dim):
 
 
 @triton.jit
-def ih_minimum_with_index(a_value, a_index, b_value, b_index):
-    take_a = a_value < b_value
+def ih_pick_with_index(a_value, a_index, b_value, b_index, smaller: tl.constexpr):
+    # torch's arg-reduction order: a NaN wins, then the smaller (larger) value, then the lower index.
+    take_a = a_value < b_value if smaller else a_value > b_value
     tie = a_value == b_value
     if ih_is_floating(a_value):
         a_nan = a_value != a_value
@@ -87,16 +88,13 @@ def ih_minimum_with_index(a_value, a_index, b_value, b_index):
 
 
 @triton.jit
+def ih_minimum_with_index(a_value, a_index, b_value, b_index):
+    return ih_pick_with_index(a_value, a_index, b_value, b_index, True)
+
+
+@triton.jit
 def ih_maximum_with_index(a_value, a_index, b_value, b_index):
-    take_a = a_value > b_value
-    tie = a_value == b_value
-    if ih_is_floating(a_value):
-        a_nan = a_value != a_value
-        b_nan = b_value != b_value
-        take_a = take_a | (a_nan & ~b_nan)
-        tie = tie | (a_nan & b_nan)
-    take_a = take_a | (tie & (a_index < b_index))
-    return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)
+    return ih_pick_with_index(a_value, a_index, b_value, b_index, False)
 
 
 @triton.jit

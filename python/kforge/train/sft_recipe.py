@@ -32,12 +32,12 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from datasets import load_dataset
     from trl import SFTConfig, SFTTrainer
 
+    from kforge.train.dataset_rows import load_rows
+
     args = arguments(argv)
-    kind = "parquet" if args.data.endswith(".parquet") else "json"
-    data = load_dataset(kind, data_files=args.data, split="train").select_columns(["prompt", "completion"])
+    data = load_rows(args.data).select_columns(["prompt", "completion"])
     config = SFTConfig(
         output_dir=args.out,
         learning_rate=args.lr,

@@ -22,13 +22,9 @@ import torch
 
 from kforge.worker.judge import apply_size_overrides
 from kforge.worker.protocol import WorkerError
-from kforge.worker.runtime import load_module_from_path, select_device
+from kforge.worker.runtime import load_module_from_path, select_device, to_device
 
 CAPTURE_SEED = 0
-
-
-def _to_device(value: Any, device: torch.device) -> Any:
-    return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
 def capture_problem(
@@ -47,7 +43,7 @@ def capture_problem(
     apply_size_overrides(problem, small, sizes)
     torch.manual_seed(CAPTURE_SEED)
     model = problem.Model(*problem.get_init_inputs()).to(device).eval()
-    inputs = [_to_device(value, device) for value in problem.get_inputs()]
+    inputs = [to_device(value, device) for value in problem.get_inputs()]
     record = capture(model, inputs)
     record["problem"] = {"small": small, "sizes": sizes, "device": torch.cuda.get_device_name(device)}
     return record

@@ -14,7 +14,13 @@ import torch
 
 from kforge.worker import correctness, protocol, values
 from kforge.worker.protocol import WorkerError
-from kforge.worker.runtime import cuda_driver_for, device_facts, load_module_from_path, select_device
+from kforge.worker.runtime import (
+    cuda_driver_for,
+    device_facts,
+    load_module_from_path,
+    select_device,
+    to_device,
+)
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timing import SampleTimer
 from kforge.worker.tracebacks import exception_summary
@@ -80,10 +86,6 @@ def apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, 
             )
         setattr(problem, name, type(current)(value))
     return applied
-
-
-def _to_device(value: Any, device: torch.device) -> Any:
-    return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
 def _clone(value: Any) -> Any:
@@ -199,7 +201,7 @@ class Judge:
         assert state.problem is not None and state.model is not None, "load first"
         try:
             torch.manual_seed(seed)
-            inputs = [_to_device(value, state.device) for value in state.problem.get_inputs()]
+            inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
             private_inputs = [_clone(value) for value in inputs]
             with torch.no_grad():
                 raw_reference = state.model(*private_inputs)

@@ -26,7 +26,7 @@ import torch
 
 from kforge.worker.judge import apply_size_overrides
 from kforge.worker.protocol import WorkerError
-from kforge.worker.runtime import load_module_from_path, select_device
+from kforge.worker.runtime import load_module_from_path, select_device, to_device
 from kforge.worker.trace import CANDIDATE_MODULE
 
 # An instruction line as Triton's disassembler writes it ("--:-:0:Y:4<TAB>@!P0 LDG.E.128 R4, ...;": the
@@ -122,10 +122,6 @@ def kernel_facts(compiled: Any, source_name: str, launches: int) -> dict[str, An
     return facts
 
 
-def _to_device(value: Any, device: torch.device) -> Any:
-    return value.to(device) if isinstance(value, torch.Tensor) else value
-
-
 def profile(args: argparse.Namespace) -> dict[str, Any]:
     device = select_device(args.device)
     if device.type != "cuda":
@@ -141,7 +137,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     torch.manual_seed(args.seed)
     model = candidate.ModelNew(*init_inputs).to(device)
     torch.manual_seed(args.seed)
-    inputs = [_to_device(value, device) for value in problem.get_inputs()]
+    inputs = [to_device(value, device) for value in problem.get_inputs()]
     with torch.no_grad():
         model(*inputs)  # compiles and autotunes outside the profiled range
         torch.cuda.synchronize()

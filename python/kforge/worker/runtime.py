@@ -43,6 +43,11 @@ def select_device(spec: str) -> torch.device:
     return device
 
 
+def to_device(value: Any, device: torch.device) -> Any:
+    """A problem input on `device`: tensors are moved, anything else (sizes, flags) is kept."""
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
 def cuda_driver_for(device: torch.device) -> CudaDriver | None:
     if device.type != "cuda":
         return None
