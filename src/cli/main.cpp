@@ -6,6 +6,7 @@
 #include "cli/bench_command.hpp"
 #include "cli/data_command.hpp"
 #include "cli/eval_command.hpp"
+#include "cli/knobs_command.hpp"
 #include "cli/optimize_command.hpp"
 #include "cli/profile_command.hpp"
 #include "cli/serve_command.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   const auto run_data = kforge::cli::add_data_command(app);
   const auto run_profile = kforge::cli::add_profile_command(app);
   const auto run_optimize = kforge::cli::add_optimize_command(app);
+  const auto run_knobs = kforge::cli::add_knobs_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& success) {
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
     return 2;  // usage errors always exit 2, whatever CLI11's own code
   }
   try {
-    for (const auto& run : {run_eval, run_bench, run_serve, run_data, run_profile, run_optimize}) {
+    for (const auto& run : {run_eval, run_bench, run_serve, run_data, run_profile, run_optimize, run_knobs}) {
       if (const int code = run(); code >= 0) {
         return code;
       }

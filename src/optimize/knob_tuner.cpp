@@ -53,6 +53,7 @@ TileRole tile_role(const Knob& knob) {
     case KnobKind::group_size:
       return TileRole::group;
     case KnobKind::autotune_config:
+    case KnobKind::program_order:  // the seeds keep the start's order: a batch axis must not be grouped
       return TileRole::other;
     case KnobKind::block_size:
       break;
@@ -308,16 +309,16 @@ SearchOutcome tune_knobs(const std::string& source, const std::vector<Knob>& kno
 std::vector<KnobKind> priority_for_bound(const std::string& bound) {
   // The configs an author wrote come first: each is a whole configuration known to compile.
   if (bound == "memory-bound" || bound == "launch-bound") {
-    return {KnobKind::autotune_config, KnobKind::block_size, KnobKind::num_warps, KnobKind::num_stages,
-            KnobKind::group_size};
+    return {KnobKind::autotune_config, KnobKind::block_size, KnobKind::num_warps,
+            KnobKind::num_stages,      KnobKind::group_size, KnobKind::program_order};
   }
   if (bound == "compute-bound") {
-    return {KnobKind::autotune_config, KnobKind::block_size, KnobKind::num_stages, KnobKind::group_size,
-            KnobKind::num_warps};
+    return {KnobKind::autotune_config, KnobKind::block_size,    KnobKind::num_stages,
+            KnobKind::group_size,      KnobKind::program_order, KnobKind::num_warps};
   }
   if (bound == "latency-bound") {
-    return {KnobKind::autotune_config, KnobKind::num_warps, KnobKind::num_stages, KnobKind::block_size,
-            KnobKind::group_size};
+    return {KnobKind::autotune_config, KnobKind::num_warps,  KnobKind::num_stages,
+            KnobKind::block_size,      KnobKind::group_size, KnobKind::program_order};
   }
   return {KnobKind::autotune_config};
 }

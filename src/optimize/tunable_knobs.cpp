@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "optimize/autotune_configs.hpp"
+#include "optimize/program_order.hpp"
 #include "source/module_index.hpp"
 #include "source/offset_cursor.hpp"
 #include "source/python_parser.hpp"
@@ -134,6 +135,9 @@ std::vector<long long> choices_for(KnobKind kind, long long value) {
     case KnobKind::group_size:
       values.insert({1, 4, 8, 16});
       break;
+    case KnobKind::program_order:
+      values.insert({0, 1, 4, 8, 16});
+      break;
     case KnobKind::block_size:
       for (long long candidate = 16; candidate <= 16384; candidate *= 2) {
         values.insert(candidate);
@@ -230,7 +234,8 @@ class KnobFinder {
                                    list.text,
                                    -1,
                                    std::move(choices),
-                                   list.configs});
+                                   list.configs,
+                                   {}});
       return;
     }
     const auto& config = *node_cast<source::Call>(list.list->elements.front().get());
@@ -288,6 +293,7 @@ class KnobFinder {
                                  literal->text,
                                  *value,
                                  choices_for(kind, *value),
+                                 {},
                                  {}});
   }
 
@@ -345,6 +351,7 @@ class KnobFinder {
                                    literal->text,
                                    *value,
                                    choices_for(kind, *value),
+                                   {},
                                    {}});
       existing = &search_.knobs.back();
     }
@@ -380,6 +387,8 @@ std::string_view knob_kind_name(KnobKind kind) {
       return "num_stages";
     case KnobKind::autotune_config:
       return "autotune_config";
+    case KnobKind::program_order:
+      return "program_order";
     case KnobKind::block_size:
       break;
   }
@@ -393,13 +402,19 @@ KnobSearch find_knobs(std::string_view source) {
                                             to_string(parsed.error->location)));
   }
   const auto index = source::build_module_index(*parsed.module);
-  return KnobFinder(index, collect_bindings(*parsed.module)).run(source, *parsed.module);
+  auto search = KnobFinder(index, collect_bindings(*parsed.module)).run(source, *parsed.module);
+  add_program_order_knobs(source, index, search);
+  return search;
 }
 
 namespace {
 
-// The text a knob's literal becomes: the value, or for autotune configs the list kept or one config.
+// The text a knob's literal becomes: the value; for autotune configs the list kept or one config; for a
+// program order the kernel's body with the reordering.
 std::string replacement(const Knob& knob, long long value) {
+  if (knob.kind == KnobKind::program_order) {
+    return program_order_text(knob, value);
+  }
   if (knob.kind != KnobKind::autotune_config) {
     return std::to_string(value);
   }
@@ -427,6 +442,13 @@ std::string rewrite_knobs(std::string_view source, const std::vector<Knob>& knob
     order.emplace_back(offset, i);
   }
   std::sort(order.begin(), order.end(), std::greater<>());  // from the end, so earlier offsets hold
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    const auto& earlier = knobs[order[i].second];
+    if (order[i].first + earlier.literal.size() > order[i - 1].first) {
+      throw std::invalid_argument(
+          fmt::format("{} and {} overlap", earlier.where, knobs[order[i - 1].second].where));
+    }
+  }
   std::string rewritten(source);
   for (const auto& [offset, index] : order) {
     rewritten.replace(offset, knobs[index].literal.size(), replacement(knobs[index], values[index]));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,14 +10,32 @@
 namespace kforge::optimize {
 
 // What a knob changes; the tuner searches each kind over its own range.
-enum class KnobKind { block_size, group_size, num_warps, num_stages, autotune_config };
+enum class KnobKind { block_size, group_size, num_warps, num_stages, autotune_config, program_order };
 std::string_view knob_kind_name(KnobKind kind);
+
+// A program_order knob's call `tl.program_id(0)` or `(1)`: its bytes within the knob's literal.
+struct ProgramIdCall {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+  int axis = 0;
+};
+
+// What a program_order knob's rewrite needs: the kernel's triton.language alias, the indentation of its
+// body, and the program_id calls the reordered ids replace.
+struct ProgramOrderSite {
+  std::string language;  // "tl"
+  std::string indent;
+  std::vector<ProgramIdCall> calls;
+};
 
 // One integer literal of the candidate's source that sets a launch parameter of a Triton kernel: a
 // tl.constexpr block or group size, num_warps or num_stages, given at a launch site directly, through
 // a module constant or a class attribute, or in the only triton.Config of an autotuned kernel.
 // Changing it changes only how the kernel runs. An autotune_config knob is instead a kernel's list of
 // autotune configs: value -1 keeps the list (the autotuner picks at run time), value i pins config i.
+// A program_order knob is instead a kernel launched on a 2-D grid without grouped ordering: value 0
+// keeps its order, value G renumbers its programs in groups of G along axis 0 (see program_order.hpp);
+// its literal is the span of the kernel's body from the first statement to the last program_id call.
 struct Knob {
   std::string name;  // the launch keyword: "BLOCK_M", "num_warps"
   KnobKind kind = KnobKind::block_size;
@@ -27,6 +46,7 @@ struct Knob {
   long long value = 0;
   std::vector<long long> choices;    // the values the tuner may try, ascending, the current one included
   std::vector<std::string> configs;  // autotune_config: the source text of each config
+  ProgramOrderSite order;            // program_order: where the reordering goes
 };
 
 struct KnobSearch {

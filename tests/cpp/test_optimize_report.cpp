@@ -19,6 +19,7 @@ OptimizeRun two_round_run() {
                                   "32",
                                   32,
                                   {16, 32, 64, 128},
+                                  {},
                                   {}});
   run.outcome.baseline_ms = 1.6;
   run.outcome.best_ms = 0.8;
