@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/batch_run.hpp"
+#include "cli/kernel_mode.hpp"
 #include "problem/sample_set.hpp"
 #include "report/batch_metrics.hpp"
 #include "report/terminal_report.hpp"
@@ -34,7 +35,31 @@ struct EvalOptions {
   int level = 0;
   std::string samples;  // batch: JSONL file or KernelBench run folder
   BatchOptions batch;
+  KernelModeOptions kernel_mode;
 };
+
+// Kernel mode: the generated reference problem, and the candidate (the variant, or the original itself).
+bool apply_kernel_mode(EvalOptions& options) {
+  auto& settings = options.settings;
+  if (const auto problem = options.kernel_mode.usage_problem(settings.problem_path); !problem.empty()) {
+    std::cerr << "kforge eval: " << problem << "\n";
+    return false;
+  }
+  if (!options.kernel_mode.active()) {
+    return true;
+  }
+  try {
+    settings.problem_path = write_kernel_problem(options.kernel_mode);
+    settings.candidate_text = kernel_candidate(options.kernel_mode, settings.candidate_path.string());
+  } catch (const std::exception& error) {
+    std::cerr << "kforge eval: " << error.what() << "\n";
+    return false;
+  }
+  if (settings.candidate_path.empty()) {
+    settings.candidate_path = options.kernel_mode.kernel;
+  }
+  return true;
+}
 
 // NAME=VALUE pairs; a malformed one is a usage error.
 bool parse_sizes(const std::vector<std::string>& pairs, std::map<std::string, std::string>& sizes) {
@@ -162,9 +187,12 @@ int run_eval(EvalOptions& options) {
   if (batch) {
     return run_batch_eval(options);
   }
+  if (!apply_kernel_mode(options)) {
+    return 2;
+  }
   if (settings.problem_path.empty() || settings.candidate_path.empty()) {
     std::cerr << "kforge eval: give --problem FILE and --candidate FILE (or a batch: --problems DIR "
-                 "--samples FILE.jsonl)\n";
+                 "--samples FILE.jsonl; or a Triton file as its own reference: --kernel FILE --entry NAME)\n";
     return 2;
   }
   return run_single(options);
@@ -230,6 +258,7 @@ std::function<int()> add_eval_command(CLI::App& app) {
                    "batch: JSON Lines of samples (docs/batch.md) or a KernelBench run folder of "
                    "level_L_problem_P_sample_S_kernel.py files");
   add_batch_options(*eval, options->batch);
+  options->kernel_mode.add_options(*eval);
   return [options, eval]() { return eval->parsed() ? run_eval(*options) : -1; };
 }
 

@@ -11,12 +11,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/kernel_mode.hpp"
 #include "cli/profile_settings.hpp"
 #include "data/inductor_teacher.hpp"
 #include "optimize/chat_endpoint.hpp"
 #include "optimize/knob_tuner.hpp"
 #include "optimize/llm_search.hpp"
 #include "optimize/optimize_report.hpp"
+#include "problem/kernel_problem.hpp"
 #include "profile/profile_run.hpp"
 #include "schedule/eval_engine.hpp"
 #include "source/code_extraction.hpp"
@@ -47,6 +49,7 @@ struct OptimizeOptions {
   int samples = 4;
   double screen_time_s = 0.5;
   double final_time_s = 2.0;
+  KernelModeOptions kernel_mode;
 };
 
 // Runs each round's proposals through the batch engine: one warm judge for the problem (its reference
@@ -168,6 +171,9 @@ void set_roofline_target(const nlohmann::json& profile, optimize::SearchLimits& 
 // The start: --from, or else torch.compile's Triton code for the problem made standalone (the inductor
 // teacher, docs/training.md), so a problem with no candidate yet can still be optimized.
 std::string starting_source(const OptimizeOptions& options) {
+  if (options.kernel_mode.active()) {
+    return kernel_candidate(options.kernel_mode, options.from);
+  }
   if (!options.from.empty()) {
     return source::read_candidate_code(options.from);
   }
@@ -308,9 +314,35 @@ bool llm_never_answered(const optimize::SearchOutcome& outcome) {
          std::none_of(outcome.attempts.begin(), outcome.attempts.end(), answered);
 }
 
+// Kernel mode's generated reference problem, or the --problem given; false (with the error said) when
+// neither can be used.
+bool choose_problem(OptimizeOptions& options) {
+  const auto& kernel_mode = options.kernel_mode;
+  auto usage = kernel_mode.usage_problem(options.settings.problem_path);
+  if (usage.empty() && !kernel_mode.active() && options.settings.problem_path.empty()) {
+    usage = "give --problem FILE, or --kernel FILE --entry NAME for a Triton file that is its own reference";
+  }
+  if (!usage.empty()) {
+    std::cerr << "kforge optimize: " << usage << "\n";
+    return false;
+  }
+  if (kernel_mode.active()) {
+    try {
+      options.settings.problem_path = write_kernel_problem(kernel_mode);
+    } catch (const std::exception& error) {
+      std::cerr << "kforge optimize: " << error.what() << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int run_optimize(OptimizeOptions& options) {
   if (const auto problem = proposer_problem(options); !problem.empty()) {
     std::cerr << "kforge optimize: " << problem << "\n";
+    return 2;
+  }
+  if (!choose_problem(options)) {
     return 2;
   }
   if (!options.python.empty()) {
@@ -393,10 +425,14 @@ int run_optimize(OptimizeOptions& options) {
                            : fs::path(options.out);
   std::error_code error;
   fs::create_directories(out, error);
-  if (error || !(std::ofstream(out / "best.py") << outcome.best_source)) {
+  // Kernel mode writes a drop-in file: the same entry point, the original's test block.
+  const auto best =
+      options.kernel_mode.active()
+          ? problem::kernel_drop_in_text(outcome.best_source, kernel_test_block(options.kernel_mode))
+          : outcome.best_source;
+  if (error || !(std::ofstream(out / "best.py") << best)) {
     std::cerr << fmt::format("kforge optimize: cannot write into {} ({}); the best source follows\n{}",
-                             out.string(), error ? error.message() : "a file cannot be written",
-                             outcome.best_source);
+                             out.string(), error ? error.message() : "a file cannot be written", best);
     return 2;
   }
   write_attempt_files(out, outcome);
@@ -424,7 +460,8 @@ std::function<int()> add_optimize_command(CLI::App& app) {
       "optimize",
       "Make a verified Triton candidate faster: the built-in tuner and/or an LLM propose, every proposal "
       "is verified (docs/optimize.md)");
-  command->add_option("--problem,-p", settings.problem_path, "problem file")->required();
+  command->add_option("--problem,-p", settings.problem_path, "problem file (or --kernel FILE --entry NAME)");
+  options->kernel_mode.add_options(*command);
   command->add_option("--from", options->from,
                       "the starting candidate (class ModelNew); without it, torch.compile's Triton code for "
                       "the problem made standalone (needs a GPU)");

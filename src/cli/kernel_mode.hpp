@@ -1,0 +1,35 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kforge::cli {
+
+// The options of kernel mode (a user's Triton file as its own reference, docs/kernel-mode.md), shared
+// by eval and optimize.
+struct KernelModeOptions {
+  std::string kernel;       // the original Triton file
+  std::string entry;        // its wrapper function
+  std::string inputs;       // JSON inputs spec; empty: the file's own get_inputs()
+  std::vector<int> writes;  // arguments the wrapper writes its outputs into
+
+  void add_options(CLI::App& command);
+  bool active() const { return !kernel.empty(); }
+  // Why the options cannot be used together with `problem` (a --problem also given), or "".
+  std::string usage_problem(const std::filesystem::path& problem) const;
+};
+
+// Generates the reference problem and writes it to a folder of the system's temporary directory named
+// by its content hash (so a rerun finds its verdicts in the store); returns the file. Throws
+// std::invalid_argument or std::runtime_error saying what is wrong.
+std::filesystem::path write_kernel_problem(const KernelModeOptions& options);
+
+// A variant file's text as the candidate (the original file itself when `variant` is empty).
+std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant);
+
+// The original file's test block (kept out of the problem, put back into a drop-in file).
+std::string kernel_test_block(const KernelModeOptions& options);
+
+}  // namespace kforge::cli

@@ -1,0 +1,295 @@
+#include "problem/kernel_problem.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "source/python_parser.hpp"
+#include "source/text_file.hpp"
+
+namespace kforge::problem {
+namespace {
+
+using source::node_cast;
+
+// The line that starts both generated parts; kernel_drop_in_text cuts there.
+constexpr std::string_view kAdapterMarker = "# ---- kforge kernel mode:";
+constexpr std::size_t kMinSeparatorLength = 20;  // a line of at least this many '#' and nothing else
+
+// How the wrapper is called and what the verifier compares: what it returns, then the arguments it
+// writes into (--writes), each given as a fresh copy so no input is modified in place.
+std::string call_helper(const std::vector<int>& writes) {
+  std::string indices;
+  for (const int index : writes) {
+    indices += (indices.empty() ? "" : ", ") + std::to_string(index);
+  }
+  return fmt::format(R"(_KF_WRITES = [{}]
+
+
+def _kf_call(entry, args):
+    args = list(args)
+    for index in _KF_WRITES:
+        if index >= len(args) or not isinstance(args[index], torch.Tensor):
+            raise IndexError(f"--writes {{index}}: argument {{index}} of {{len(args)}} is not a tensor")
+        args[index] = args[index].clone()
+    result = entry(*args)
+    outputs = ([] if result is None else [result]) + [args[index] for index in _KF_WRITES]
+    if not outputs:
+        raise RuntimeError("the wrapper returned None: name the arguments it writes into with --writes")
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+)",
+                     indices);
+}
+
+bool is_identifier(const std::string& name) {
+  return !name.empty() &&
+         (std::isalpha(static_cast<unsigned char>(name.front())) != 0 || name.front() == '_') &&
+         std::all_of(name.begin(), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) != 0 || c == '_'; });
+}
+
+// Module-level names the file binds (functions, classes, assignments, imports are not needed).
+struct ModuleNames {
+  std::set<std::string> functions;
+  std::set<std::string> assigned;
+};
+
+ModuleNames module_names(const std::string& code, const std::filesystem::path& file) {
+  const auto parsed = source::parse_module(code);
+  if (!parsed.ok()) {
+    throw std::invalid_argument(fmt::format("{} does not parse: {} at {}", file.string(),
+                                            parsed.error->message, to_string(parsed.error->location)));
+  }
+  ModuleNames names;
+  for (const auto& statement : parsed.module->body) {
+    if (const auto* function = node_cast<source::FunctionDef>(statement.get())) {
+      names.functions.insert(function->name);
+    } else if (const auto* owner = node_cast<source::ClassDef>(statement.get())) {
+      names.assigned.insert(owner->name);
+    } else if (const auto* assign = node_cast<source::Assign>(statement.get())) {
+      for (const auto& target : assign->targets) {
+        if (const auto* name = node_cast<source::Name>(target.get())) {
+          names.assigned.insert(name->id);
+        }
+      }
+    }
+  }
+  return names;
+}
+
+const std::set<std::string>& known_dtypes() {
+  static const std::set<std::string> dtypes{"float16", "bfloat16", "float32", "float64", "int8",
+                                            "int16",   "int32",    "int64",   "uint8",   "bool"};
+  return dtypes;
+}
+
+// One entry of the spec's "inputs", checked; `where` names it in errors.
+nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::string>& sizes,
+                             const std::string& where) {
+  if (!input.is_object()) {
+    throw std::invalid_argument(
+        fmt::format("{}: expected an object with shape and dtype, or with value", where));
+  }
+  if (input.contains("value")) {
+    const auto& value = input["value"];
+    if (!value.is_number() && !value.is_boolean()) {
+      throw std::invalid_argument(fmt::format("{}: value must be a number or a boolean", where));
+    }
+    return {{"value", value}};
+  }
+  if (!input.contains("shape") || !input["shape"].is_array() || !input.contains("dtype") ||
+      !input["dtype"].is_string()) {
+    throw std::invalid_argument(fmt::format(R"({}: expected "shape": [...] and "dtype": "...")", where));
+  }
+  nlohmann::json checked = {{"shape", nlohmann::json::array()}, {"dtype", input["dtype"]}};
+  if (!known_dtypes().contains(input["dtype"].get<std::string>())) {
+    throw std::invalid_argument(
+        fmt::format("{}: dtype {} is not one of float16, bfloat16, float32, float64, "
+                    "int8, int16, int32, int64, uint8, bool",
+                    where, input["dtype"].dump()));
+  }
+  for (const auto& dimension : input["shape"]) {
+    const bool size_name = dimension.is_string() && sizes.contains(dimension.get<std::string>());
+    if (!size_name && !(dimension.is_number_integer() && dimension.get<long long>() >= 0)) {
+      throw std::invalid_argument(
+          fmt::format("{}: a shape entry is a non-negative integer or a name from \"sizes\", not {}", where,
+                      dimension.dump()));
+    }
+    checked["shape"].push_back(dimension);
+  }
+  for (const char* bound : {"low", "high"}) {
+    if (input.contains(bound)) {
+      if (!input[bound].is_number()) {
+        throw std::invalid_argument(fmt::format("{}: {} must be a number", where, bound));
+      }
+      checked[bound] = input[bound];
+    }
+  }
+  if (checked.contains("low") != checked.contains("high")) {
+    throw std::invalid_argument(fmt::format("{}: give both low and high, or neither", where));
+  }
+  return checked;
+}
+
+// The spec's sizes (module constants of the problem), small sizes and inputs, as Python.
+std::string spec_python(const std::filesystem::path& path, const ModuleNames& names) {
+  nlohmann::json spec;
+  try {
+    spec = nlohmann::json::parse(source::read_text_file(path));
+  } catch (const nlohmann::json::exception& error) {
+    throw std::invalid_argument(fmt::format("{} is not JSON: {}", path.string(), error.what()));
+  }
+  const auto where = path.string();
+  if (!spec.is_object() || !spec.contains("inputs") || !spec["inputs"].is_array()) {
+    throw std::invalid_argument(
+        fmt::format("{}: expected an object with \"inputs\": [...] (docs/kernel-mode.md)", where));
+  }
+  std::set<std::string> sizes;
+  std::string text;
+  const auto object_at = [&](const char* key) {
+    const auto found = spec.find(key);
+    if (found == spec.end()) {
+      return nlohmann::json::object();
+    }
+    if (!found->is_object()) {
+      throw std::invalid_argument(fmt::format("{}: \"{}\" must be an object of NAME: integer", where, key));
+    }
+    return *found;
+  };
+  const auto size_table = object_at("sizes");
+  const auto small_table = object_at("small");
+  for (const auto& [name, value] : size_table.items()) {
+    if (!is_identifier(name) || !value.is_number_integer()) {
+      throw std::invalid_argument(
+          fmt::format("{}: size {} must be an identifier with an integer value", where, name));
+    }
+    if (names.assigned.contains(name) || names.functions.contains(name)) {
+      throw std::invalid_argument(fmt::format(
+          "{}: size {} is also a module-level name of the kernel file; rename the size", where, name));
+    }
+    sizes.insert(name);
+    text += fmt::format("{} = {}\n", name, value.get<long long>());
+  }
+  nlohmann::json small = nlohmann::json::object();
+  for (const auto& [name, value] : small_table.items()) {
+    if (!sizes.contains(name) || !value.is_number_integer()) {
+      throw std::invalid_argument(
+          fmt::format("{}: small size {} must be one of \"sizes\", with an integer value", where, name));
+    }
+    small[name] = value;
+  }
+  nlohmann::json inputs = nlohmann::json::array();
+  for (std::size_t i = 0; i < spec["inputs"].size(); ++i) {
+    inputs.push_back(checked_input(spec["inputs"][i], sizes, fmt::format("{}: inputs[{}]", where, i)));
+  }
+  text += fmt::format("KFORGE_SMALL = {}\n", small.dump());
+  text += fmt::format("_KF_INPUT_SPEC = json.loads({})\n", nlohmann::json(inputs.dump()).dump());
+  text += R"(
+
+def _kf_dimension(dimension):
+    return dimension if isinstance(dimension, int) else globals()[dimension]
+
+
+def _kf_input(spec):
+    if "value" in spec:
+        return spec["value"]
+    shape = [_kf_dimension(dimension) for dimension in spec["shape"]]
+    dtype = getattr(torch, spec["dtype"])
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape).bool()
+    if dtype.is_floating_point:
+        if "low" in spec:
+            return (torch.rand(shape) * (spec["high"] - spec["low"]) + spec["low"]).to(dtype)
+        return torch.randn(shape).to(dtype)
+    return torch.randint(int(spec.get("low", 0)), int(spec.get("high", 128)), shape, dtype=dtype)
+
+
+def get_inputs():
+    return [_kf_input(spec) for spec in _KF_INPUT_SPEC]
+)";
+  return text;
+}
+
+}  // namespace
+
+KernelFileParts split_test_block(std::string_view source) {
+  std::size_t line_start = 0;
+  while (line_start < source.size()) {
+    auto line_end = source.find('\n', line_start);
+    line_end = line_end == std::string_view::npos ? source.size() : line_end;
+    auto line = source.substr(line_start, line_end - line_start);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
+      line.remove_suffix(1);
+    }
+    if (line.size() >= kMinSeparatorLength && line.find_first_not_of('#') == std::string_view::npos) {
+      return {std::string(source.substr(0, line_start)), std::string(source.substr(line_start))};
+    }
+    line_start = line_end + 1;
+  }
+  return {std::string(source), {}};
+}
+
+std::string kernel_problem_text(const KernelReference& reference) {
+  const auto parts = split_test_block(source::read_text_file(reference.file));
+  const auto names = module_names(parts.code, reference.file);
+  if (!is_identifier(reference.entry) || !names.functions.contains(reference.entry)) {
+    throw std::invalid_argument(
+        fmt::format("{} has no module-level function {}; --entry names the wrapper that "
+                    "launches the kernels",
+                    reference.file.string(), reference.entry));
+  }
+  if (!reference.spec && !names.functions.contains("get_inputs")) {
+    throw std::invalid_argument(fmt::format(
+        "{} has no get_inputs(); give --inputs SPEC.json (shapes, dtypes, ranges) or add a get_inputs() that "
+        "returns the wrapper's arguments (docs/kernel-mode.md)",
+        reference.file.string()));
+  }
+  std::string text = parts.code;
+  if (!text.empty() && text.back() != '\n') {
+    text += '\n';
+  }
+  text += fmt::format("\n\n{} the reference: {} of {} (generated; the file's code above is unchanged)\n",
+                      kAdapterMarker, reference.entry, reference.file.filename().string());
+  text += "import json\n\nimport torch\n\n";
+  if (reference.spec) {
+    text += spec_python(*reference.spec, names);
+  }
+  if (!names.functions.contains("get_init_inputs")) {
+    text += "\n\ndef get_init_inputs():\n    return []\n";
+  }
+  text += fmt::format(
+      "\n\n{}\n\nclass Model(torch.nn.Module):\n    def forward(self, *args):\n"
+      "        return _kf_call({}, args)\n",
+      call_helper(reference.writes), reference.entry);
+  return text;
+}
+
+std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
+                                  const std::vector<int>& writes) {
+  auto text = split_test_block(variant_source).code;
+  if (!text.empty() && text.back() != '\n') {
+    text += '\n';
+  }
+  return text + fmt::format(
+                    "\n\n{} the candidate's adapter (generated; not part of the drop-in file)\n"
+                    "import torch\n\n\n{}\n\nclass ModelNew(torch.nn.Module):\n"
+                    "    def forward(self, *args):\n        return _kf_call({}, args)\n",
+                    kAdapterMarker, call_helper(writes), entry);
+}
+
+std::string kernel_drop_in_text(std::string_view candidate_text, std::string_view test_block) {
+  auto marker = candidate_text.rfind(kAdapterMarker);
+  auto code = std::string(
+      candidate_text.substr(0, marker == std::string_view::npos ? candidate_text.size() : marker));
+  while (code.size() >= 2 && code.ends_with("\n\n")) {
+    code.pop_back();  // the blank lines the adapter put before itself
+  }
+  return test_block.empty() ? code : code + "\n\n" + std::string(test_block);
+}
+
+}  // namespace kforge::problem

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kforge::problem {
+
+// Kernel mode (docs/kernel-mode.md): a user's Triton file is its own reference. The file's wrapper
+// function `entry` defines correctness, so no PyTorch module is needed. kforge generates a problem
+// whose Model calls the original wrapper and a candidate whose ModelNew calls a variant's wrapper,
+// and the usual pipeline judges the pair.
+
+// A kernel file split at its test block: TritonBench-G style files end with a line of '#' characters
+// followed by test code that runs on import; it is kept aside, not run.
+struct KernelFileParts {
+  std::string code;
+  std::string test_block;  // from the separator line on; empty when there is none
+};
+KernelFileParts split_test_block(std::string_view source);
+
+struct KernelReference {
+  std::filesystem::path file;
+  std::string entry;                          // the wrapper function the original's callers call
+  std::optional<std::filesystem::path> spec;  // inputs spec (JSON); else the file's own get_inputs()
+  std::vector<int> writes;                    // arguments the wrapper writes its outputs into
+};
+
+// The generated problem's text: the original's code, then Model, get_inputs (from the spec, or the
+// file's own) and get_init_inputs. Throws std::invalid_argument saying what is wrong and what to do
+// (no such entry, no inputs, a malformed spec, a size name the file already uses) and
+// std::runtime_error when a file cannot be read.
+std::string kernel_problem_text(const KernelReference& reference);
+
+// A variant's text as a candidate: its code, then a ModelNew whose forward calls `entry` as the
+// problem's Model calls the original (the same `writes`).
+std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
+                                  const std::vector<int>& writes);
+
+// A candidate made by kernel_candidate_text (possibly rewritten since) as a drop-in file: the adapter
+// removed and `test_block` put back.
+std::string kernel_drop_in_text(std::string_view candidate_text, std::string_view test_block);
+
+}  // namespace kforge::problem

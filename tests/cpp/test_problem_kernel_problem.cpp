@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "problem/kernel_problem.hpp"
+
+namespace kforge::problem {
+namespace {
+
+constexpr const char* kCode = R"(import torch
+import triton
+import triton.language as tl
+
+# a short comment line ##########
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+def copy(x):
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+    return out
+)";
+
+constexpr const char* kTestBlock =
+    R"(######################################################################   
+def test_copy():
+    return copy(torch.randn(8, device="cuda"))
+
+
+result_gold = test_copy()
+)";
+
+TEST(KernelProblem, TheTestBlockStartsAtALineOfHashesOnly) {
+  const auto parts = split_test_block(std::string(kCode) + "\n" + kTestBlock);
+  EXPECT_EQ(parts.code, std::string(kCode) + "\n");
+  EXPECT_EQ(parts.test_block, kTestBlock);
+  const auto none = split_test_block(kCode);
+  EXPECT_EQ(none.code, kCode) << "a comment ending in ########## is not a separator";
+  EXPECT_TRUE(none.test_block.empty());
+}
+
+TEST(KernelProblem, TheCandidateAdapterIsCutFromTheDropInFileAndTheTestBlockPutBack) {
+  const auto candidate = kernel_candidate_text(std::string(kCode) + "\n" + kTestBlock, "copy", {1});
+  EXPECT_EQ(candidate.find("result_gold"), std::string::npos) << "the test block is not run";
+  EXPECT_NE(candidate.find("class ModelNew(torch.nn.Module):"), std::string::npos);
+  EXPECT_NE(candidate.find("_KF_WRITES = [1]"), std::string::npos);
+  EXPECT_NE(candidate.find("return _kf_call(copy, args)"), std::string::npos);
+  const auto drop_in = kernel_drop_in_text(candidate, kTestBlock);
+  EXPECT_EQ(drop_in, std::string(kCode) + "\n\n" + kTestBlock);
+  EXPECT_EQ(kernel_drop_in_text(kernel_candidate_text(kCode, "copy", {}), ""), kCode);
+}
+
+class KernelProblemFiles : public ::testing::Test {
+ protected:
+  std::filesystem::path write(const std::string& name, const std::string& text) {
+    auto path = folder_ / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  void SetUp() override {
+    folder_ =
+        std::filesystem::temp_directory_path() /
+        ("kforge-kernel-problem-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+    std::filesystem::create_directories(folder_);
+  }
+  void TearDown() override { std::filesystem::remove_all(folder_); }
+  std::filesystem::path folder_;
+};
+
+TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec) {
+  const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
+  const auto spec = write("copy.json", R"({"sizes": {"N": 4096}, "small": {"N": 33},
+    "inputs": [{"shape": ["N"], "dtype": "float16", "low": -2, "high": 2}]})");
+  const auto text = kernel_problem_text({kernel, "copy", spec, {}});
+  EXPECT_EQ(text.find("result_gold"), std::string::npos);
+  EXPECT_NE(text.find("N = 4096\n"), std::string::npos);
+  EXPECT_NE(text.find("KFORGE_SMALL = {\"N\":33}\n"), std::string::npos);
+  EXPECT_NE(text.find("def get_inputs():"), std::string::npos);
+  EXPECT_NE(text.find("def get_init_inputs():"), std::string::npos);
+  EXPECT_NE(text.find("class Model(torch.nn.Module):"), std::string::npos);
+  EXPECT_NE(text.find("return _kf_call(copy, args)"), std::string::npos);
+
+  EXPECT_THROW(kernel_problem_text({kernel, "missing", spec, {}}), std::invalid_argument);
+  EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}}), std::invalid_argument)
+      << "no spec and no get_inputs()";
+  EXPECT_THROW(kernel_problem_text({folder_ / "absent.py", "copy", spec, {}}), std::runtime_error);
+  const auto bad = write("bad.json", R"({"inputs": [{"shape": [-1], "dtype": "float32"}]})");
+  EXPECT_THROW(kernel_problem_text({kernel, "copy", bad, {}}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kforge::problem

@@ -1,0 +1,148 @@
+"""Kernel mode: a Triton file is its own reference (`--kernel FILE --entry NAME`). The original wrapper's
+outputs on generated inputs define correctness; a variant is judged against them by the full pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import REPO, run_kforge
+
+KERNELS = REPO / "problems" / "kernels"
+ADD_RELU = KERNELS / "scaled_add_relu.py"
+ADD_RELU_INPUTS = KERNELS / "scaled_add_relu.inputs.json"
+
+
+def kernel_eval(*args: str) -> tuple[int, dict | None, str]:
+    run = run_kforge("eval", "--device", "cpu", "--small", "--no-store", "--json", "--timeout", "60", *args)
+    try:
+        verdict = json.loads(run.stdout)
+    except json.JSONDecodeError:
+        verdict = None
+    return run.returncode, verdict, run.stderr
+
+
+def add_relu(*extra: str) -> tuple[int, dict | None, str]:
+    return kernel_eval(
+        "--kernel", str(ADD_RELU), "--entry", "scaled_add_relu", "--inputs", str(ADD_RELU_INPUTS), *extra
+    )
+
+
+def test_the_original_is_accepted_against_itself_with_its_test_block_left_out() -> None:
+    code, verdict, err = add_relu()
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"
+    # The test block allocates on "cuda": had it run on import, the CPU run would have failed.
+    problem = Path(verdict["problem"]["path"]).read_text()
+    assert "result_gold" not in problem
+    assert "def scaled_add_relu(" in problem
+
+
+def test_a_wrong_variant_is_rejected_and_a_right_one_accepted(tmp_path: Path) -> None:
+    source = ADD_RELU.read_text()
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(source.replace("x + alpha * y", "x - alpha * y"))
+    code, verdict, _ = add_relu("--candidate", str(wrong))
+    assert code == 1
+    assert verdict is not None and verdict["outcome"] == "rejected"
+    assert verdict["failed_stage"] == "correctness"
+
+    faster = tmp_path / "faster.py"
+    faster.write_text(source.replace("BLOCK_SIZE = 128", "BLOCK_SIZE = 1024"))
+    code, verdict, err = add_relu("--candidate", str(faster))
+    assert code == 0, err
+
+
+def test_a_variant_that_calls_torch_instead_of_a_kernel_is_rejected(tmp_path: Path) -> None:
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text(
+        ADD_RELU.read_text().replace(
+            "def scaled_add_relu(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:\n",
+            "def scaled_add_relu(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:\n"
+            "    return torch.relu(x + alpha * y)\n",
+        )
+    )
+    code, verdict, _ = add_relu("--candidate", str(cheat))
+    assert code == 1
+    assert verdict is not None and verdict["outcome"] == "rejected"
+
+
+def test_a_file_with_its_own_get_inputs_needs_no_spec(tmp_path: Path) -> None:
+    kernel = tmp_path / "row_sum.py"
+    kernel.write_text(
+        """import torch
+import triton
+import triton.language as tl
+
+ROWS = 4096
+COLS = 512
+KFORGE_SMALL = {"ROWS": 5, "COLS": 37}
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * cols + offsets, mask=offsets < cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+def row_sum(x, out):
+    row_sum_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS), torch.empty(ROWS)]
+"""
+    )
+    # The wrapper returns None: its outputs are the tensors it was given, written in place.
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "row_sum", "--writes", "1")
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"
+
+
+def test_what_cannot_be_used_is_a_usage_error_that_says_why(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    cases: list[tuple[list[str], str]] = [
+        (
+            ["--kernel", str(ADD_RELU), "--entry", "nope", "--inputs", str(ADD_RELU_INPUTS)],
+            "no module-level function nope",
+        ),
+        (["--kernel", str(ADD_RELU), "--entry", "scaled_add_relu"], "has no get_inputs(); give --inputs"),
+        (["--kernel", str(ADD_RELU)], "--kernel needs --entry NAME"),
+        (["--entry", "scaled_add_relu"], "--entry, --inputs and --writes need --kernel FILE"),
+        (
+            ["--kernel", str(ADD_RELU), "--entry", "scaled_add_relu", "--problem", str(ADD_RELU)],
+            "not both",
+        ),
+    ]
+    for args, message in cases:
+        code, _, err = kernel_eval(*args)
+        assert code == 2, args
+        assert message in err, (args, err)
+    specs = {
+        '{"inputs": [{"shape": [4], "dtype": "float8"}]}': 'dtype "float8" is not one of',
+        '{"inputs": [{"shape": ["M"], "dtype": "float32"}]}': 'a name from "sizes"',
+        '{"sizes": {"scaled_add_relu": 4}, "inputs": []}': "also a module-level name",
+        '{"inputs": [{"shape": [4], "dtype": "float32", "low": 0}]}': "give both low and high",
+        "[1, 2]": 'expected an object with "inputs"',
+        "{not json": "is not JSON",
+    }
+    for text, message in specs.items():
+        spec.write_text(text)
+        code, _, err = kernel_eval(
+            "--kernel", str(ADD_RELU), "--entry", "scaled_add_relu", "--inputs", str(spec)
+        )
+        assert code == 2, text
+        assert message in err, (text, err)
+
+
+def test_optimize_takes_a_kernel_file_and_needs_a_gpu_to_tune() -> None:
+    run = run_kforge(
+        "optimize",
+        *("--kernel", str(ADD_RELU), "--entry", "scaled_add_relu", "--inputs", str(ADD_RELU_INPUTS)),
+        *("--device", "cpu", "--small", "--no-store"),
+    )
+    assert run.returncode == 2
+    assert "tuning needs a GPU" in run.stderr
+    assert "the start is accepted" in run.stderr
