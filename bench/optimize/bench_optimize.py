@@ -4,11 +4,16 @@ For each <name>/problem.py + solution.py of the suite it runs `kforge optimize` 
 baseline kernel), then times every best kernel in one `kforge bench` batch against eager PyTorch and in
 another against torch.compile, and writes results.json: per kernel the speedup over its baseline
 kernel, over eager and over torch.compile, the roofline position before and after (kforge profile,
-ncu) and the DRAM fraction of the main kernel. `table` merges the results of several runs (the device
-allows 10 minutes per call) into the markdown table of docs/benchmarks.md with the issue's targets.
+ncu) and the DRAM fraction of the main kernel. A kernel-mode suite (problems/kernels: NAME.py files,
+each its own reference, with NAME.inputs.json; docs/kernel-mode.md) is optimized from each file; its
+speedup is over the original kernel (there is no PyTorch reference to time). `table` merges the
+results of several runs (the device allows 10 minutes per call) into the markdown table of
+docs/benchmarks.md with the issue's targets.
 
   python3 bench/optimize/bench_optimize.py run --kforge build/device/kforge --suite problems/baseline \\
       --only 01_gelu_erf,04_softmax --budget 24 --out $OUT/optimize
+  python3 bench/optimize/bench_optimize.py run --kforge build/device/kforge --suite problems/kernels \\
+      --budget 16 --out $OUT/kernels
   python3 bench/optimize/bench_optimize.py table RUN_DIR [RUN_DIR ...]
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -32,10 +38,38 @@ def log(message: str) -> None:
     print(message, flush=True)
 
 
-def optimize(args: argparse.Namespace, problem_dir: Path, out: Path) -> dict[str, Any]:
+def kernel_mode_arguments(kernel: Path) -> list[str]:
+    """`kforge optimize` arguments for a kernel-mode file (docs/kernel-mode.md): the entry is the file's
+    stem unless a `# kforge-entry: NAME` line says otherwise; `# kforge-writes: I,J` names in-place
+    outputs; NAME.inputs.json next to the file is its inputs spec."""
+    text = kernel.read_text()
+    entry = re.search(r"^# kforge-entry: (\w+)", text, re.MULTILINE)
+    writes = re.search(r"^# kforge-writes: ([0-9,]+)", text, re.MULTILINE)
+    arguments = ["--kernel", str(kernel), "--entry", entry.group(1) if entry else kernel.stem]
+    spec = kernel.with_suffix(".inputs.json")
+    if spec.exists():
+        arguments += ["--inputs", str(spec)]
+    if writes:
+        arguments += ["--writes", writes.group(1)]
+    return arguments
+
+
+def suite_items(suite: Path) -> dict[str, list[str]]:
+    """Each item's name and what `kforge optimize` is given for it: <name>/problem.py + solution.py
+    (start from the solution), or a kernel-mode file <name>.py (start from the file itself)."""
+    items = {
+        path.name: ["-p", str(path / "problem.py"), "--from", str(path / "solution.py")]
+        for path in suite.iterdir()
+        if (path / "solution.py").exists()
+    }
+    for kernel in suite.glob("*.py"):
+        items[kernel.stem] = kernel_mode_arguments(kernel)
+    return dict(sorted(items.items()))
+
+
+def optimize(args: argparse.Namespace, name: str, start: list[str], out: Path) -> dict[str, Any]:
     command = [
-        args.kforge, "optimize", "-p", str(problem_dir / "problem.py"),
-        "--from", str(problem_dir / "solution.py"),
+        args.kforge, "optimize", *start,
         "--proposers", "tune", "--budget", str(args.budget), "--device", args.device,
         "--screen-time", str(args.screen_time), "--final-time", str(args.final_time),
         "--store", str(args.out / "store.sqlite"), "--out", str(out),
@@ -44,7 +78,7 @@ def optimize(args: argparse.Namespace, problem_dir: Path, out: Path) -> dict[str
     run = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - started
     (out.parent / f"{out.name}.log").write_text(run.stdout + run.stderr)
-    log(f"optimize {problem_dir.name}: exit {run.returncode} in {seconds:.0f} s")
+    log(f"optimize {name}: exit {run.returncode} in {seconds:.0f} s")
     log(run.stdout + run.stderr[-2000:])
     report_file = out / "report.json"
     report: dict[str, Any] = json.loads(report_file.read_text()) if report_file.exists() else {}
@@ -111,26 +145,27 @@ def row_of(
 def run(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    names = sorted(path.name for path in args.suite.iterdir() if (path / "solution.py").exists())
+    items = suite_items(args.suite)
     if args.only:
         wanted = set(args.only.split(","))
-        names = [name for name in names if name in wanted]
+        items = {name: start for name, start in items.items() if name in wanted}
     best_suite = args.out / "best-suite"
     optimized: dict[str, dict[str, Any]] = {}
-    for name in names:
+    for name, start in items.items():
         if time.monotonic() - started > args.stop_after:
             log(f"skipped {name}: past --stop-after {args.stop_after} s")
             continue
-        problem_dir = args.suite / name
-        optimized[name] = optimize(args, problem_dir, args.out / name)
+        optimized[name] = optimize(args, name, start, args.out / name)
         write_results(args, optimized, {}, {})  # what is done survives a cut-off call
         best = args.out / name / "best.py"
-        if best.exists():
+        if best.exists() and start[0] == "-p":
             (best_suite / name).mkdir(parents=True, exist_ok=True)
-            shutil.copy(problem_dir / "problem.py", best_suite / name / "problem.py")
+            shutil.copy(args.suite / name / "problem.py", best_suite / name / "problem.py")
             shutil.copy(best, best_suite / name / "solution.py")
-    eager = bench_speedups(args, best_suite, "eager") if optimized else {}
-    compiled = bench_speedups(args, best_suite, "compile") if optimized else {}
+    # Kernel-mode items have no PyTorch reference: their speedup is over the original kernel only.
+    timed = best_suite.exists() and any(best_suite.iterdir())
+    eager = bench_speedups(args, best_suite, "eager") if timed else {}
+    compiled = bench_speedups(args, best_suite, "compile") if timed else {}
     log(table([write_results(args, optimized, eager, compiled)]))
     return 0
 

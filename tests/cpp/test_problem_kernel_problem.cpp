@@ -6,6 +6,7 @@
 #include <string>
 
 #include "problem/kernel_problem.hpp"
+#include "test_file_text.hpp"
 
 namespace kforge::problem {
 namespace {
@@ -94,6 +95,15 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
   EXPECT_THROW(kernel_problem_text({folder_ / "absent.py", "copy", spec, {}}), std::runtime_error);
   const auto bad = write("bad.json", R"({"inputs": [{"shape": [-1], "dtype": "float32"}]})");
   EXPECT_THROW(kernel_problem_text({kernel, "copy", bad, {}}), std::invalid_argument);
+}
+
+TEST(KernelProblem, TheSuitesFirstFileComesBackAsItWas) {
+  const auto original = test_support::file_text(std::filesystem::path(KFORGE_SOURCE_DIR) /
+                                                "problems/kernels/scaled_add_relu.py");
+  const auto parts = split_test_block(original);
+  const auto drop_in =
+      kernel_drop_in_text(kernel_candidate_text(original, "scaled_add_relu", {}), parts.test_block);
+  EXPECT_EQ(drop_in, original);
 }
 
 }  // namespace

@@ -64,3 +64,29 @@ def test_the_table_counts_an_untuned_kernel_at_its_roofline_as_one_and_checks_th
     assert "geometric mean over the baseline kernels: 1.59x (target 1.76x: not met) over 3 kernels" in table
     assert "faster than torch.compile: 1 of 3" in table
     assert "at ≥ 80% of DRAM bandwidth after tuning: 1 of 2" in table
+
+
+def test_a_suite_lists_problem_folders_and_kernel_mode_files_with_their_arguments(tmp_path: Path) -> None:
+    (tmp_path / "01_add").mkdir()
+    (tmp_path / "01_add" / "problem.py").write_text("")
+    (tmp_path / "01_add" / "solution.py").write_text("")
+    (tmp_path / "scale.py").write_text("def scale(x):\n    pass\n")
+    (tmp_path / "scale.inputs.json").write_text("{}")
+    (tmp_path / "fill.py").write_text("# kforge-entry: fill_out\n# kforge-writes: 1,2\n")
+    items = bench().suite_items(tmp_path)
+    assert list(items) == ["01_add", "fill", "scale"]
+    assert items["01_add"] == [
+        "-p",
+        str(tmp_path / "01_add" / "problem.py"),
+        "--from",
+        str(tmp_path / "01_add" / "solution.py"),
+    ]
+    assert items["scale"] == [
+        "--kernel",
+        str(tmp_path / "scale.py"),
+        "--entry",
+        "scale",
+        "--inputs",
+        str(tmp_path / "scale.inputs.json"),
+    ]
+    assert items["fill"] == ["--kernel", str(tmp_path / "fill.py"), "--entry", "fill_out", "--writes", "1,2"]
