@@ -124,8 +124,10 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   }
   for (const char* bound : {"low", "high"}) {
     if (input.contains(bound)) {
-      if (!input[bound].is_number()) {
-        throw std::invalid_argument(fmt::format("{}: {} must be a number", where, bound));
+      const auto& value = input[bound];
+      if (!value.is_number() && !(value.is_string() && sizes.contains(value.get<std::string>()))) {
+        throw std::invalid_argument(
+            fmt::format("{}: {} must be a number or a name from \"sizes\"", where, bound));
       }
       checked[bound] = input[bound];
     }
@@ -192,7 +194,7 @@ std::string spec_python(const std::filesystem::path& path, const ModuleNames& na
   text += R"(
 
 def _kf_dimension(dimension):
-    return dimension if isinstance(dimension, int) else globals()[dimension]
+    return globals()[dimension] if isinstance(dimension, str) else dimension
 
 
 def _kf_input(spec):
@@ -204,9 +206,11 @@ def _kf_input(spec):
         return torch.randint(0, 2, shape).bool()
     if dtype.is_floating_point:
         if "low" in spec:
-            return (torch.rand(shape) * (spec["high"] - spec["low"]) + spec["low"]).to(dtype)
+            low, high = _kf_dimension(spec["low"]), _kf_dimension(spec["high"])
+            return (torch.rand(shape) * (high - low) + low).to(dtype)
         return torch.randn(shape).to(dtype)
-    return torch.randint(int(spec.get("low", 0)), int(spec.get("high", 128)), shape, dtype=dtype)
+    low, high = _kf_dimension(spec.get("low", 0)), _kf_dimension(spec.get("high", 128))
+    return torch.randint(int(low), int(high), shape, dtype=dtype)
 
 
 def get_inputs():

@@ -146,3 +146,31 @@ def test_optimize_takes_a_kernel_file_and_needs_a_gpu_to_tune() -> None:
     assert run.returncode == 2
     assert "tuning needs a GPU" in run.stderr
     assert "the start is accepted" in run.stderr
+
+
+def test_a_bfloat16_kernel_matches_itself_exactly_on_the_interpreter() -> None:
+    # The reference is Triton too: the judge runs it with the same interpreter fixes as the candidate.
+    swiglu = KERNELS / "swiglu.py"
+    code, verdict, err = kernel_eval(
+        "--kernel", str(swiglu), "--entry", "swiglu", "--inputs", str(swiglu.with_suffix(".inputs.json"))
+    )
+    assert code == 0, err
+    assert verdict is not None
+    correctness = next(stage for stage in verdict["stages"] if stage["name"] == "correctness")
+    assert "max abs error 0.00e+00" in correctness["summary"], correctness
+
+
+def test_an_index_bound_may_name_a_size() -> None:
+    embedding = KERNELS / "embedding_lookup.py"
+    spec = json.loads(embedding.with_suffix(".inputs.json").read_text())
+    assert spec["inputs"][1]["high"] == "V"
+    code, verdict, err = kernel_eval(
+        "--kernel",
+        str(embedding),
+        "--entry",
+        "embedding_lookup",
+        "--inputs",
+        str(embedding.with_suffix(".inputs.json")),
+    )
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"

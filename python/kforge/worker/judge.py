@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from kforge.worker import correctness, protocol, values
+from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import (
     cuda_driver_for,
@@ -126,6 +127,8 @@ class Judge:
         """Import the problem and build Model once; every candidate of this problem reuses it."""
         state = self.state
         state.device = select_device(str(request["device"]))
+        if state.device.type == "cpu":
+            prepare_triton_interpreter()  # a Triton reference (kernel mode) runs as the candidate does
         state.problem_path = str(request["problem_path"])
         state.reference_cache_size = max(1, int(request.get("reference_cache", DEFAULT_REFERENCE_CACHE)))
         try:
