@@ -49,7 +49,7 @@ bool apply_kernel_mode(EvalOptions& options) {
     return true;
   }
   try {
-    settings.problem_path = write_kernel_problem(options.kernel_mode);
+    settings.problem_path = write_kernel_problem(options.kernel_mode, settings.python, settings.timeout_s);
     settings.candidate_text = kernel_candidate(options.kernel_mode, settings.candidate_path.string());
   } catch (const std::exception& error) {
     std::cerr << "kforge eval: " << error.what() << "\n";

@@ -6,12 +6,31 @@
 #include <optional>
 #include <stdexcept>
 
+#include "cli/test_block_capture.hpp"
 #include "problem/kernel_problem.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "store/content_hash.hpp"
 
 namespace kforge::cli {
+namespace {
+
+// Writes `text` to a file of the temporary directory named by its hash; returns the file.
+std::filesystem::path write_by_hash(const std::string& text, const std::string& name) {
+  const auto folder = std::filesystem::temp_directory_path() /
+                      fmt::format("kforge-kernel-{}", store::sha256_hex(text).substr(0, 16));
+  std::filesystem::create_directories(folder);
+  auto file = folder / name;
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    throw std::runtime_error(fmt::format("cannot write {}", file.string()));
+  }
+  return file;
+}
+
+}  // namespace
 
 void KernelModeOptions::add_options(CLI::App& command) {
   command
@@ -31,6 +50,11 @@ void KernelModeOptions::add_options(CLI::App& command) {
           "each call gets fresh copies and they are compared like returned outputs")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
+  command.add_flag("--inputs-from-test", inputs_from_test,
+                   "kernel mode: take the wrapper's arguments from the calls in the file's own test block "
+                   "(runs the test block once; shapes and value ranges of the largest call)");
+  command.add_option("--test-case", test_case, "kernel mode: which call of the test block (from 0)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 std::string KernelModeOptions::usage_problem(const std::filesystem::path& problem) const {
@@ -42,27 +66,31 @@ std::string KernelModeOptions::usage_problem(const std::filesystem::path& proble
   if (!problem.empty()) {
     return "give --kernel FILE --entry NAME (the file is its own reference) or --problem FILE, not both";
   }
+  if (inputs_from_test && !inputs.empty()) {
+    return "give --inputs SPEC or --inputs-from-test, not both";
+  }
+  if (test_case >= 0 && !inputs_from_test) {
+    return "--test-case needs --inputs-from-test";
+  }
   return entry.empty() ? "--kernel needs --entry NAME: the wrapper function that launches the kernels" : "";
 }
 
-std::filesystem::path write_kernel_problem(const KernelModeOptions& options) {
+std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
+                                           const std::optional<std::filesystem::path>& python,
+                                           double timeout_s) {
   problem::KernelReference reference{options.kernel, options.entry, std::nullopt, options.writes};
   if (!options.inputs.empty()) {
     reference.spec = options.inputs;
   }
-  const auto text = problem::kernel_problem_text(reference);
-  const auto folder = std::filesystem::temp_directory_path() /
-                      fmt::format("kforge-kernel-{}", store::sha256_hex(text).substr(0, 16));
-  std::filesystem::create_directories(folder);
-  const auto stem = std::filesystem::path(options.kernel).stem().string();
-  auto file = folder / fmt::format("{}.{}.py", stem, options.entry);
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    throw std::runtime_error(fmt::format("cannot write the generated problem {}", file.string()));
+  if (options.inputs_from_test) {
+    const auto spec = capture_test_block_spec(
+        options.kernel, options.entry,
+        options.test_case >= 0 ? std::optional<int>(options.test_case) : std::nullopt, python, timeout_s);
+    reference.spec = write_by_hash(spec, "captured.inputs.json");
   }
-  return file;
+  const auto text = problem::kernel_problem_text(reference);
+  const auto stem = std::filesystem::path(options.kernel).stem().string();
+  return write_by_hash(text, fmt::format("{}.{}.py", stem, options.entry));
 }
 
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant) {

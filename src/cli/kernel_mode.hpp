@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,12 @@ namespace kforge::cli {
 // The options of kernel mode (a user's Triton file as its own reference, docs/kernel-mode.md), shared
 // by eval and optimize.
 struct KernelModeOptions {
-  std::string kernel;       // the original Triton file
-  std::string entry;        // its wrapper function
-  std::string inputs;       // JSON inputs spec; empty: the file's own get_inputs()
-  std::vector<int> writes;  // arguments the wrapper writes its outputs into
+  std::string kernel;             // the original Triton file
+  std::string entry;              // its wrapper function
+  std::string inputs;             // JSON inputs spec; empty: the file's own get_inputs()
+  std::vector<int> writes;        // arguments the wrapper writes its outputs into
+  bool inputs_from_test = false;  // capture the arguments from the file's own test block
+  int test_case = -1;             // which of the test block's calls (-1: the largest)
 
   void add_options(CLI::App& command);
   bool active() const { return !kernel.empty(); }
@@ -24,7 +27,10 @@ struct KernelModeOptions {
 // Generates the reference problem and writes it to a folder of the system's temporary directory named
 // by its content hash (so a rerun finds its verdicts in the store); returns the file. Throws
 // std::invalid_argument or std::runtime_error saying what is wrong.
-std::filesystem::path write_kernel_problem(const KernelModeOptions& options);
+// `python` runs the test block capture (--inputs-from-test), `timeout_s` bounds it.
+std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
+                                           const std::optional<std::filesystem::path>& python,
+                                           double timeout_s);
 
 // A variant file's text as the candidate (the original file itself when `variant` is empty).
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant);

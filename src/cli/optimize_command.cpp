@@ -328,7 +328,8 @@ bool choose_problem(OptimizeOptions& options) {
   }
   if (kernel_mode.active()) {
     try {
-      options.settings.problem_path = write_kernel_problem(kernel_mode);
+      options.settings.problem_path =
+          write_kernel_problem(kernel_mode, options.settings.python, options.settings.timeout_s);
     } catch (const std::exception& error) {
       std::cerr << "kforge optimize: " << error.what() << "\n";
       return false;

@@ -14,7 +14,9 @@ ADD_RELU_INPUTS = KERNELS / "scaled_add_relu.inputs.json"
 
 
 def kernel_eval(*args: str) -> tuple[int, dict | None, str]:
-    run = run_kforge("eval", "--device", "cpu", "--small", "--no-store", "--json", "--timeout", "60", *args)
+    small = [] if "--no-small" in args else ["--small"]
+    args = tuple(arg for arg in args if arg != "--no-small")
+    run = run_kforge("eval", "--device", "cpu", *small, "--no-store", "--json", "--timeout", "60", *args)
     try:
         verdict = json.loads(run.stdout)
     except json.JSONDecodeError:
@@ -174,3 +176,84 @@ def test_an_index_bound_may_name_a_size() -> None:
     )
     assert code == 0, err
     assert verdict is not None and verdict["outcome"] == "accepted"
+
+
+TWO_CALLS = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def negate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, -tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+def negate(x, scale=1):
+    out = torch.empty_like(x)
+    negate_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+
+######################################################################
+def test_negate():
+    return {"small": negate(torch.randn(100)), "large": negate(torch.rand(3000) * 4, scale=2)}
+
+
+result_gold = test_negate()
+"""
+
+
+def test_inputs_can_come_from_the_files_own_test_block(tmp_path: Path) -> None:
+    kernel = tmp_path / "negate.py"
+    kernel.write_text(TWO_CALLS)
+    code, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--no-small"
+    )
+    assert code == 0, err
+    assert verdict is not None
+    problem = Path(verdict["problem"]["path"]).read_text()
+    assert 'shape\\":[3000]' in problem  # the largest call, by default; keywords and defaults bound in order
+    assert 'value\\":2}' in problem
+    code, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--test-case", "0", "--no-small"
+    )
+    assert code == 0, err
+    assert verdict is not None
+    assert 'shape\\":[100]' in Path(verdict["problem"]["path"]).read_text()
+
+
+def test_a_test_block_that_cannot_give_inputs_is_an_error_that_says_why(tmp_path: Path) -> None:
+    kernel = tmp_path / "negate.py"
+    cases = {
+        TWO_CALLS.replace("negate(torch.randn(100))", "1"): "",  # one call left: still fine
+        TWO_CALLS.replace(
+            'return {"small"', 'raise ValueError("boom")\n    return {"small"'
+        ): "ValueError: boom",
+        TWO_CALLS.split("######")[0]: "has no test block",
+        TWO_CALLS.replace(
+            "def negate(x, scale=1):", "def negate(x, *, scale=1):"
+        ): "positional arguments only",
+        TWO_CALLS.replace('"large": negate(torch.rand(3000) * 4, scale=2)', '"large": 2'): "",
+    }
+    for text, message in cases.items():
+        kernel.write_text(text)
+        code, _, err = kernel_eval(
+            "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--no-small"
+        )
+        if message:
+            assert code == 2, message
+            assert message in err, (message, err)
+        else:
+            assert code == 0, err
+    kernel.write_text(TWO_CALLS)
+    code, _, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "other", "--inputs-from-test", "--no-small"
+    )
+    assert code == 2
+    assert "no function other" in err or "no module-level function other" in err
+    code, _, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--test-case", "5", "--no-small"
+    )
+    assert code == 2
+    assert "called negate 2 times" in err

@@ -93,10 +93,11 @@ def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
 
-def _float_dtypes(inputs: list[Any]) -> list[str]:
-    """Floating dtypes of the problem's tensor inputs: a float32 problem must not be computed in fp16."""
+def _float_dtypes(tensors: list[Any]) -> list[str]:
+    """Floating dtypes of the problem's tensor inputs and reference outputs: a float32 problem must not be
+    computed in fp16, but a problem whose reference answers in fp16 is an fp16 problem."""
     return sorted(
-        {values.dtype_name(v.dtype) for v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()}
+        {values.dtype_name(v.dtype) for v in tensors if isinstance(v, torch.Tensor) and v.is_floating_point()}
     )
 
 
@@ -214,7 +215,7 @@ class Judge:
                 torch.cuda.synchronize(state.device)
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
-        reference = Reference(inputs, outputs, container, _float_dtypes(inputs))
+        reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]))
         state.references[seed] = reference
         while len(state.references) > state.reference_cache_size:
             state.references.popitem(last=False)

@@ -1,0 +1,164 @@
+"""Kernel mode's inputs from a kernel file's own test block (docs/kernel-mode.md).
+
+Runs the file's code, then its test block (the part after a line of at least 20 '#' characters, as in
+TritonBench-G files) with the wrapper `--entry` replaced by a recorder, and writes the arguments of one
+recorded call as an inputs spec: each tensor's shape and dtype with the value range it had (floats
+uniform in [min, max], integers in [min, max]), each scalar as its value. The largest call (by tensor
+bytes) is taken unless --case picks another. Every failure becomes an answer with a stage and a reason.
+
+  python -m kforge.worker.kernel_capture --kernel FILE.py --entry NAME --out RESULT.json [--case K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+import torch
+
+MIN_SEPARATOR = 20
+DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
+
+
+class CaptureError(Exception):
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+
+
+def split_test_block(source: str) -> tuple[str, str, int]:
+    """The code, the test block and the test block's first line number (0 when there is none)."""
+    lines = source.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        stripped = line.rstrip()
+        if len(stripped) >= MIN_SEPARATOR and set(stripped) == {"#"}:
+            return "".join(lines[:number]), "".join(lines[number:]), number + 1
+    return source, "", 0
+
+
+def describe_argument(index: int, value: Any) -> dict[str, Any]:
+    """One argument as a spec entry (what kforge's generated get_inputs draws from)."""
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        if dtype not in DTYPES:
+            raise CaptureError(
+                "capture", f"argument {index} is a {dtype} tensor; kernel mode's specs take {sorted(DTYPES)}"
+            )
+        entry: dict[str, Any] = {"shape": list(value.shape), "dtype": dtype}
+        if value.numel() and dtype != "bool":
+            low, high = value.min().item(), value.max().item()
+            if value.is_floating_point():
+                entry.update(low=float(low), high=float(high))
+            else:
+                entry.update(low=int(low), high=int(high) + 1)
+        return entry
+    if isinstance(value, (bool, int, float)):
+        return {"value": value}
+    raise CaptureError(
+        "capture",
+        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors and numbers: write a spec "
+        "(--inputs) or a get_inputs() instead",
+    )
+
+
+def load_module(path: Path, code: str) -> types.ModuleType:
+    module = types.ModuleType("kforge_kernel_capture")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module
+    # Compiled under the file's own name and line numbers: triton.jit reads each kernel's source back.
+    exec(compile(code, str(path), "exec"), module.__dict__)  # the user's own file, as a problem is
+    return module
+
+
+def record_calls(path: Path, entry: str) -> list[list[Any]]:
+    """The positional arguments of every call the test block makes to `entry`."""
+    code, test_block, first_line = split_test_block(path.read_text())
+    if not test_block:
+        raise CaptureError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
+    try:
+        module = load_module(path, code)
+    except Exception as failure:  # noqa: BLE001 - the file's own error, reported with its trace
+        raise CaptureError("import", f"{type(failure).__name__}: {failure}") from None
+    wrapper = module.__dict__.get(entry)
+    if not callable(wrapper):
+        raise CaptureError("usage", f"{path} has no function {entry}; --entry names the wrapper")
+    signature = inspect.signature(wrapper)
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values()):
+        raise CaptureError(
+            "usage", f"{entry}{signature}: kernel mode calls the wrapper with positional arguments only"
+        )
+    calls: list[list[Any]] = []
+
+    def recorder(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        calls.append(
+            [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in bound.arguments.values()]
+        )
+        return wrapper(*args, **kwargs)
+
+    module.__dict__[entry] = recorder
+    try:
+        exec(compile("\n" * (first_line - 1) + test_block, str(path), "exec"), module.__dict__)
+    except Exception as failure:  # noqa: BLE001 - the test block's own error
+        raise CaptureError(
+            "test-block", f"the test block failed: {type(failure).__name__}: {failure}"
+        ) from None
+    if not calls:
+        raise CaptureError("test-block", f"the test block never called {entry}")
+    return calls
+
+
+def tensor_bytes(arguments: list[Any]) -> int:
+    return sum(v.numel() * v.element_size() for v in arguments if isinstance(v, torch.Tensor))
+
+
+def use_interpreter_without_a_gpu() -> None:
+    """Without a GPU the test block's kernels run on Triton's interpreter (a test block on CPU tensors)."""
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"  # read when triton is first imported: the kernel file does
+        from kforge.worker.interpreter import prepare_triton_interpreter
+
+        prepare_triton_interpreter()
+
+
+def capture(path: Path, entry: str, case: int | None) -> dict[str, Any]:
+    use_interpreter_without_a_gpu()
+    calls = record_calls(path, entry)
+    if case is not None and not 0 <= case < len(calls):
+        raise CaptureError("usage", f"--case {case}: the test block called {entry} {len(calls)} times")
+    chosen = case if case is not None else max(range(len(calls)), key=lambda i: tensor_bytes(calls[i]))
+    inputs = [describe_argument(i, value) for i, value in enumerate(calls[chosen])]
+    return {"spec": {"inputs": inputs}, "calls": len(calls), "case": chosen}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kforge.worker.kernel_capture", description=__doc__)
+    parser.add_argument("--kernel", required=True)
+    parser.add_argument("--entry", required=True)
+    parser.add_argument("--out", required=True, help="where the JSON result goes")
+    parser.add_argument("--case", type=int, default=None, help="which call (from 0); default: the largest")
+    arguments = parser.parse_args(argv)
+    try:
+        result = capture(Path(arguments.kernel), arguments.entry, arguments.case)
+    except CaptureError as failure:
+        result = {"error": str(failure), "stage": failure.stage}
+    except Exception as failure:  # noqa: BLE001 - every failure becomes an answer, with its trace
+        result = {
+            "error": f"{type(failure).__name__}: {failure}",
+            "stage": "internal",
+            "traceback": traceback.format_exc()[-4000:],
+        }
+    Path(arguments.out).write_text(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
