@@ -140,7 +140,7 @@ class SiteBuilder {
               first->location,
               std::string(source_.substr(*start, end - *start)),
               0,
-              {0, 1, 4, 8, 16},  // 1: row-major; 8: the matmul tutorial's group
+              {kProgramOrders.begin(), kProgramOrders.end()},
               {},
               std::move(site)};
     return knob;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,10 @@ namespace kforge::optimize {
 // 0 (Triton's matmul tutorial ordering, on the kernel's own 2-D grid) and uses them in place of the
 // program_id calls. The new ids are a permutation of the grid for every grid shape and G, so what
 // the kernel computes is unchanged; only which programs run together changes.
+
+// The values a program_order knob may take: 0 keeps the launch order, 1 is row-major, 8 the matmul
+// tutorial's group.
+inline constexpr std::array<long long, 5> kProgramOrders{0, 1, 4, 8, 16};
 
 // A program_order knob (value 0 = the original order) for each such kernel of `source`; kernels whose
 // program ids cannot be rewritten go to search.fixed with the reason.

@@ -136,7 +136,7 @@ std::vector<long long> choices_for(KnobKind kind, long long value) {
       values.insert({1, 4, 8, 16});
       break;
     case KnobKind::program_order:
-      values.insert({0, 1, 4, 8, 16});
+      values.insert(kProgramOrders.begin(), kProgramOrders.end());
       break;
     case KnobKind::block_size:
       for (long long candidate = 16; candidate <= 16384; candidate *= 2) {
