@@ -59,9 +59,9 @@ void KernelModeOptions::add_options(CLI::App& command) {
 
 std::string KernelModeOptions::usage_problem(const std::filesystem::path& problem) const {
   if (!active()) {
-    return entry.empty() && inputs.empty() && writes.empty()
+    return entry.empty() && inputs.empty() && writes.empty() && !inputs_from_test && test_case < 0
                ? ""
-               : "--entry, --inputs and --writes need --kernel FILE";
+               : "--entry, --inputs, --inputs-from-test, --test-case and --writes need --kernel FILE";
   }
   if (!problem.empty()) {
     return "give --kernel FILE --entry NAME (the file is its own reference) or --problem FILE, not both";

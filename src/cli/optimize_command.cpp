@@ -343,11 +343,11 @@ int run_optimize(OptimizeOptions& options) {
     std::cerr << "kforge optimize: " << problem << "\n";
     return 2;
   }
+  if (!options.python.empty()) {
+    options.settings.python = options.python;  // before the problem: a test block capture runs on it
+  }
   if (!choose_problem(options)) {
     return 2;
-  }
-  if (!options.python.empty()) {
-    options.settings.python = options.python;
   }
   if (options.time_limit_s > 0) {
     options.limits.deadline = std::chrono::steady_clock::now() +

@@ -112,7 +112,14 @@ def test_what_cannot_be_used_is_a_usage_error_that_says_why(tmp_path: Path) -> N
         ),
         (["--kernel", str(ADD_RELU), "--entry", "scaled_add_relu"], "has no get_inputs(); give --inputs"),
         (["--kernel", str(ADD_RELU)], "--kernel needs --entry NAME"),
-        (["--entry", "scaled_add_relu"], "--entry, --inputs and --writes need --kernel FILE"),
+        (
+            ["--entry", "scaled_add_relu"],
+            "--entry, --inputs, --inputs-from-test, --test-case and --writes need --kernel FILE",
+        ),
+        (
+            ["--inputs-from-test"],
+            "--entry, --inputs, --inputs-from-test, --test-case and --writes need --kernel FILE",
+        ),
         (
             ["--kernel", str(ADD_RELU), "--entry", "scaled_add_relu", "--problem", str(ADD_RELU)],
             "not both",
