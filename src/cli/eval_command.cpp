@@ -9,6 +9,7 @@
 
 #include "cli/batch_run.hpp"
 #include "cli/kernel_mode.hpp"
+#include "cli/tritonbench_eval.hpp"
 #include "problem/sample_set.hpp"
 #include "report/batch_metrics.hpp"
 #include "report/terminal_report.hpp"
@@ -36,6 +37,7 @@ struct EvalOptions {
   std::string samples;  // batch: JSONL file or KernelBench run folder
   BatchOptions batch;
   KernelModeOptions kernel_mode;
+  TritonBenchOptions tritonbench;
 };
 
 // Kernel mode: the generated reference problem, and the candidate (the variant, or the original itself).
@@ -183,6 +185,19 @@ int run_eval(EvalOptions& options) {
     std::cerr << "kforge eval: " << error.what() << "\n";
     return 2;
   }
+  if (const auto problem = options.tritonbench.usage_problem(); !problem.empty()) {
+    std::cerr << "kforge eval: " << problem << "\n";
+    return 2;
+  }
+  if (options.tritonbench.active()) {
+    if (!options.problems.empty() || !options.kernelbench.empty() || options.kernel_mode.active() ||
+        !settings.problem_path.empty()) {
+      std::cerr << "kforge eval: --tritonbench judges a TritonBench checkout's items; give it without "
+                   "--problem, --problems, --kernelbench or --kernel\n";
+      return 2;
+    }
+    return run_tritonbench(options.tritonbench, settings, options.samples, options.json, options.output);
+  }
   const bool batch = !options.samples.empty() || !options.problems.empty() || !options.kernelbench.empty();
   if (batch) {
     return run_batch_eval(options);
@@ -256,9 +271,11 @@ std::function<int()> add_eval_command(CLI::App& app) {
   eval->add_option("--level", options->level, "batch: KernelBench level (1, 2, 3, ...)");
   eval->add_option("--samples", options->samples,
                    "batch: JSON Lines of samples (docs/batch.md) or a KernelBench run folder of "
-                   "level_L_problem_P_sample_S_kernel.py files");
+                   "level_L_problem_P_sample_S_kernel.py files; with --tritonbench: the model's answers "
+                   "(TritonBench's JSONL or a folder of NAME.py)");
   add_batch_options(*eval, options->batch);
   options->kernel_mode.add_options(*eval);
+  options->tritonbench.add_options(*eval);
   return [options, eval]() { return eval->parsed() ? run_eval(*options) : -1; };
 }
 

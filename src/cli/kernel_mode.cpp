@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 
@@ -21,12 +20,7 @@ std::filesystem::path write_by_hash(const std::string& text, const std::string& 
                       fmt::format("kforge-kernel-{}", store::sha256_hex(text).substr(0, 16));
   std::filesystem::create_directories(folder);
   auto file = folder / name;
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    throw std::runtime_error(fmt::format("cannot write {}", file.string()));
-  }
+  source::write_text_file(file, text);
   return file;
 }
 
@@ -78,7 +72,8 @@ std::string KernelModeOptions::usage_problem(const std::filesystem::path& proble
 std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
                                            const std::optional<std::filesystem::path>& python,
                                            double timeout_s) {
-  problem::KernelReference reference{options.kernel, options.entry, std::nullopt, options.writes};
+  problem::KernelReference reference{options.kernel, options.entry, std::nullopt, options.writes,
+                                     std::nullopt};
   if (!options.inputs.empty()) {
     reference.spec = options.inputs;
   }
@@ -86,7 +81,7 @@ std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
     const auto spec = capture_test_block_spec(
         options.kernel, options.entry,
         options.test_case >= 0 ? std::optional<int>(options.test_case) : std::nullopt, python, timeout_s);
-    reference.spec = write_by_hash(spec, "captured.inputs.json");
+    reference.spec_text = spec.spec;
   }
   const auto text = problem::kernel_problem_text(reference);
   const auto stem = std::filesystem::path(options.kernel).stem().string();

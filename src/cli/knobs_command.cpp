@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 
 #include "optimize/tunable_knobs.hpp"
 #include "source/code_extraction.hpp"
+#include "source/text_file.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -112,12 +112,7 @@ void write_output(const std::string& path, const std::string& text) {
     std::cout << text;
     return;
   }
-  std::ofstream file(path, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) {
-    throw std::runtime_error(fmt::format("cannot write {}", path));
-  }
+  source::write_text_file(path, text);
 }
 
 int run_knobs(const KnobsOptions& options) {

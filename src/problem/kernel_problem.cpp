@@ -97,8 +97,9 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   }
   if (input.contains("value")) {
     const auto& value = input["value"];
-    if (!value.is_number() && !value.is_boolean()) {
-      throw std::invalid_argument(fmt::format("{}: value must be a number or a boolean", where));
+    if (!value.is_number() && !value.is_boolean() && !value.is_string() && !value.is_null()) {
+      throw std::invalid_argument(
+          fmt::format("{}: value must be a number, a boolean, a string or null", where));
     }
     return {{"value", value}};
   }
@@ -139,14 +140,13 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
 }
 
 // The spec's sizes (module constants of the problem), small sizes and inputs, as Python.
-std::string spec_python(const std::filesystem::path& path, const ModuleNames& names) {
+std::string spec_python(const std::string& spec_text, const std::string& where, const ModuleNames& names) {
   nlohmann::json spec;
   try {
-    spec = nlohmann::json::parse(source::read_text_file(path));
+    spec = nlohmann::json::parse(spec_text);
   } catch (const nlohmann::json::exception& error) {
-    throw std::invalid_argument(fmt::format("{} is not JSON: {}", path.string(), error.what()));
+    throw std::invalid_argument(fmt::format("{} is not JSON: {}", where, error.what()));
   }
-  const auto where = path.string();
   if (!spec.is_object() || !spec.contains("inputs") || !spec["inputs"].is_array()) {
     throw std::invalid_argument(
         fmt::format("{}: expected an object with \"inputs\": [...] (docs/kernel-mode.md)", where));
@@ -247,7 +247,7 @@ std::string kernel_problem_text(const KernelReference& reference) {
                     "launches the kernels",
                     reference.file.string(), reference.entry));
   }
-  if (!reference.spec && !names.functions.contains("get_inputs")) {
+  if (!reference.spec && !reference.spec_text && !names.functions.contains("get_inputs")) {
     throw std::invalid_argument(fmt::format(
         "{} has no get_inputs(); give --inputs SPEC.json (shapes, dtypes, ranges) or add a get_inputs() that "
         "returns the wrapper's arguments (docs/kernel-mode.md)",
@@ -260,8 +260,10 @@ std::string kernel_problem_text(const KernelReference& reference) {
   text += fmt::format("\n\n{} the reference: {} of {} (generated; the file's code above is unchanged)\n",
                       kAdapterMarker, reference.entry, reference.file.filename().string());
   text += "import json\n\nimport torch\n\n";
-  if (reference.spec) {
-    text += spec_python(*reference.spec, names);
+  if (reference.spec_text) {
+    text += spec_python(*reference.spec_text, "the captured inputs", names);
+  } else if (reference.spec) {
+    text += spec_python(source::read_text_file(*reference.spec), reference.spec->string(), names);
   }
   if (!names.functions.contains("get_init_inputs")) {
     text += "\n\ndef get_init_inputs():\n    return []\n";

@@ -26,6 +26,7 @@ struct KernelReference {
   std::string entry;                          // the wrapper function the original's callers call
   std::optional<std::filesystem::path> spec;  // inputs spec (JSON); else the file's own get_inputs()
   std::vector<int> writes;                    // arguments the wrapper writes its outputs into
+  std::optional<std::string> spec_text;       // an inputs spec already in hand (a capture); before `spec`
 };
 
 // The generated problem's text: the original's code, then Model, get_inputs (from the spec, or the

@@ -70,6 +70,20 @@ void add_worker_variables(WorkerLaunch& launch, const PythonEnvironment& python,
   }
 }
 
+// The candidate's scrubbed environment and sandbox for untrusted code in `private_dir`.
+void sandbox_as_candidate(WorkerLaunch& launch, const PythonEnvironment& python,
+                          const std::filesystem::path& scratch, const std::filesystem::path& private_dir,
+                          bool cpu_device, const CandidateSandboxContext& context) {
+  pass_through(launch, kCandidatePassedThrough, cpu_device);
+  launch.environment.emplace_back("HOME", private_dir.string());  // caches of CUDA, Triton, torch land here
+  launch.environment.emplace_back("LANG", "C.UTF-8");
+  launch.environment.emplace_back("PYTHONNOUSERSITE", "1");
+  launch.environment.emplace_back("PYTHONSAFEPATH", "1");  // the working folder is not on sys.path
+  add_worker_variables(launch, python, private_dir, cpu_device);
+  launch.sandbox =
+      make_candidate_sandbox_policy(python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
+}
+
 }  // namespace
 
 WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python,
@@ -88,14 +102,18 @@ WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::f
                                    bool cpu_device, const CandidateSandboxContext& context) {
   const auto private_dir = scratch / "candidate";
   WorkerLaunch launch = python_worker("candidate", python, private_dir);
-  pass_through(launch, kCandidatePassedThrough, cpu_device);
-  launch.environment.emplace_back("HOME", private_dir.string());  // caches of CUDA, Triton, torch land here
-  launch.environment.emplace_back("LANG", "C.UTF-8");
-  launch.environment.emplace_back("PYTHONNOUSERSITE", "1");
-  launch.environment.emplace_back("PYTHONSAFEPATH", "1");  // the working folder is not on sys.path
-  add_worker_variables(launch, python, private_dir, cpu_device);
-  launch.sandbox =
-      make_candidate_sandbox_policy(python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
+  sandbox_as_candidate(launch, python, scratch, private_dir, cpu_device, context);
+  return launch;
+}
+
+WorkerLaunch make_sandboxed_program_launch(const std::string& module, const PythonEnvironment& python,
+                                           const std::filesystem::path& scratch, bool cpu_device,
+                                           const std::vector<std::string>& arguments,
+                                           const CandidateSandboxContext& context) {
+  const auto private_dir = scratch / module;
+  WorkerLaunch launch = python_worker(module, python, private_dir);
+  launch.arguments.insert(launch.arguments.end(), arguments.begin(), arguments.end());
+  sandbox_as_candidate(launch, python, scratch, private_dir, cpu_device, context);
   return launch;
 }
 

@@ -37,4 +37,12 @@ WorkerLaunch make_program_launch(const std::string& module, const PythonEnvironm
                                  const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& arguments);
 
+// A worker module run once as a program on untrusted code (a TritonBench model answer with its test
+// block): the candidate's environment and sandbox, the module's own private folder (writable) and the
+// scratch space's code folder (readable).
+WorkerLaunch make_sandboxed_program_launch(const std::string& module, const PythonEnvironment& python,
+                                           const std::filesystem::path& scratch, bool cpu_device,
+                                           const std::vector<std::string>& arguments,
+                                           const CandidateSandboxContext& context);
+
 }  // namespace kforge::runner

@@ -22,4 +22,14 @@ std::string read_text_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+void write_text_file(const std::filesystem::path& path, std::string_view text) {
+  std::ofstream stream(path, std::ios::binary);
+  stream.write(text.data(), static_cast<std::streamsize>(text.size()));
+  stream.close();
+  if (!stream) {
+    const int reason = errno;
+    throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(reason));
+  }
+}
+
 }  // namespace kforge::source

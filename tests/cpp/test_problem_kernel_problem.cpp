@@ -80,7 +80,7 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
   const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
   const auto spec = write("copy.json", R"({"sizes": {"N": 4096}, "small": {"N": 33},
     "inputs": [{"shape": ["N"], "dtype": "float16", "low": -2, "high": 2}]})");
-  const auto text = kernel_problem_text({kernel, "copy", spec, {}});
+  const auto text = kernel_problem_text({kernel, "copy", spec, {}, std::nullopt});
   EXPECT_EQ(text.find("result_gold"), std::string::npos);
   EXPECT_NE(text.find("N = 4096\n"), std::string::npos);
   EXPECT_NE(text.find("KFORGE_SMALL = {\"N\":33}\n"), std::string::npos);
@@ -89,12 +89,20 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
   EXPECT_NE(text.find("class Model(torch.nn.Module):"), std::string::npos);
   EXPECT_NE(text.find("return _kf_call(copy, args)"), std::string::npos);
 
-  EXPECT_THROW(kernel_problem_text({kernel, "missing", spec, {}}), std::invalid_argument);
-  EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}}), std::invalid_argument)
+  EXPECT_THROW(kernel_problem_text({kernel, "missing", spec, {}, std::nullopt}), std::invalid_argument);
+  EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, std::nullopt}), std::invalid_argument)
       << "no spec and no get_inputs()";
-  EXPECT_THROW(kernel_problem_text({folder_ / "absent.py", "copy", spec, {}}), std::runtime_error);
+  EXPECT_THROW(kernel_problem_text({folder_ / "absent.py", "copy", spec, {}, std::nullopt}),
+               std::runtime_error);
   const auto bad = write("bad.json", R"({"inputs": [{"shape": [-1], "dtype": "float32"}]})");
-  EXPECT_THROW(kernel_problem_text({kernel, "copy", bad, {}}), std::invalid_argument);
+  EXPECT_THROW(kernel_problem_text({kernel, "copy", bad, {}, std::nullopt}), std::invalid_argument);
+  // A spec in hand (a test block capture) is used before a spec file; its values may be strings or null.
+  const auto captured = kernel_problem_text(
+      {kernel, "copy", bad, {}, R"({"inputs": [{"shape": [8], "dtype": "float32"}, {"value": "tanh"},
+      {"value": null}]})"});
+  EXPECT_NE(captured.find(R"({\"value\":\"tanh\"})"), std::string::npos) << captured;
+  EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [1]}]})"}),
+               std::invalid_argument);
 }
 
 TEST(KernelProblem, TheSuitesFirstFileComesBackAsItWas) {

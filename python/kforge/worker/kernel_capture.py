@@ -4,14 +4,17 @@ Runs the file's code, then its test block (the part after a line of at least 20 
 TritonBench-G files) with the wrapper `--entry` replaced by a recorder, and writes the arguments of one
 recorded call as an inputs spec: each tensor's shape and dtype with the value range it had (floats
 uniform in [min, max], integers in [min, max]), each scalar as its value. The largest call (by tensor
-bytes) is taken unless --case picks another. Every failure becomes an answer with a stage and a reason.
+bytes) is taken unless --case picks another. Without --entry the wrapper is found: the first function of
+the file (not a Triton kernel) that the test block itself calls. Every failure becomes an answer with a
+stage and a reason.
 
-  python -m kforge.worker.kernel_capture --kernel FILE.py --entry NAME --out RESULT.json [--case K]
+  python -m kforge.worker.kernel_capture --kernel FILE.py [--entry NAME] --out RESULT.json [--case K]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import inspect
 import json
 import os
@@ -59,12 +62,12 @@ def describe_argument(index: int, value: Any) -> dict[str, Any]:
             else:
                 entry.update(low=int(low), high=int(high) + 1)
         return entry
-    if isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
     raise CaptureError(
         "capture",
-        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors and numbers: write a spec "
-        "(--inputs) or a get_inputs() instead",
+        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings and "
+        "None: write a spec (--inputs) or a get_inputs() instead",
     )
 
 
@@ -77,11 +80,46 @@ def load_module(path: Path, code: str) -> types.ModuleType:
     return module
 
 
-def record_calls(path: Path, entry: str) -> list[list[Any]]:
-    """The positional arguments of every call the test block makes to `entry`."""
+def is_triton_kernel(node: ast.FunctionDef) -> bool:
+    """Decorated with triton.jit / autotune / heuristics (or a bare jit): a kernel, not a wrapper."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in {"jit", "autotune", "heuristics"}:
+            return True
+    return False
+
+
+def find_entry(code: str, test_block: str) -> str:
+    """The first function defined in `code` (not a Triton kernel) that `test_block` calls by name."""
+    try:
+        defined = {
+            node.name
+            for node in ast.parse(code).body
+            if isinstance(node, ast.FunctionDef) and not is_triton_kernel(node)
+        }
+        calls = [node for node in ast.walk(ast.parse(test_block)) if isinstance(node, ast.Call)]
+    except SyntaxError as failure:
+        raise CaptureError("usage", f"the file does not parse: {failure}") from None
+    called = sorted(
+        (node.lineno, node.col_offset, node.func.id)
+        for node in calls
+        if isinstance(node.func, ast.Name) and node.func.id in defined
+    )
+    if not called:
+        raise CaptureError(
+            "usage",
+            "the test block calls no function of the file by name; give --entry NAME (the wrapper)",
+        )
+    return called[0][2]
+
+
+def record_calls(path: Path, entry: str | None) -> tuple[str, list[list[Any]]]:
+    """The entry (found when not given) and the positional arguments of every call the test block makes."""
     code, test_block, first_line = split_test_block(path.read_text())
     if not test_block:
         raise CaptureError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
+    entry = entry or find_entry(code, test_block)
     try:
         module = load_module(path, code)
     except Exception as failure:  # noqa: BLE001 - the file's own error, reported with its trace
@@ -113,7 +151,7 @@ def record_calls(path: Path, entry: str) -> list[list[Any]]:
         ) from None
     if not calls:
         raise CaptureError("test-block", f"the test block never called {entry}")
-    return calls
+    return entry, calls
 
 
 def tensor_bytes(arguments: list[Any]) -> int:
@@ -129,20 +167,20 @@ def use_interpreter_without_a_gpu() -> None:
         prepare_triton_interpreter()
 
 
-def capture(path: Path, entry: str, case: int | None) -> dict[str, Any]:
+def capture(path: Path, entry: str | None, case: int | None) -> dict[str, Any]:
     use_interpreter_without_a_gpu()
-    calls = record_calls(path, entry)
+    entry, calls = record_calls(path, entry)
     if case is not None and not 0 <= case < len(calls):
         raise CaptureError("usage", f"--case {case}: the test block called {entry} {len(calls)} times")
     chosen = case if case is not None else max(range(len(calls)), key=lambda i: tensor_bytes(calls[i]))
     inputs = [describe_argument(i, value) for i, value in enumerate(calls[chosen])]
-    return {"spec": {"inputs": inputs}, "calls": len(calls), "case": chosen}
+    return {"spec": {"inputs": inputs}, "entry": entry, "calls": len(calls), "case": chosen}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kforge.worker.kernel_capture", description=__doc__)
     parser.add_argument("--kernel", required=True)
-    parser.add_argument("--entry", required=True)
+    parser.add_argument("--entry", default=None, help="the wrapper; default: the one the test block calls")
     parser.add_argument("--out", required=True, help="where the JSON result goes")
     parser.add_argument("--case", type=int, default=None, help="which call (from 0); default: the largest")
     arguments = parser.parse_args(argv)

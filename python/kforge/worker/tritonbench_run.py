@@ -1,0 +1,199 @@
+"""Runs one TritonBench file, code and test block, as TritonBench's call accuracy does (docs/tritonbench.md).
+
+The file is the model's code (or the gold code), a separator line of '#' and the gold test block. With
+--keep-imports-and-functions the code part is first cut down to its imports and function definitions,
+TritonBench-G's rule for a model's answer. The file runs as one module with the RNG seeded, its stdout
+(Python's and the C level's) captured; the values the test block binds at its top level
+(`result_gold = test_x()`) are saved with torch.save for kforge.worker.tritonbench_compare. Every failure
+becomes an answer with a stage and a reason; a crash or hang leaves no answer, which is a failed call.
+
+  python -m kforge.worker.tritonbench_run --file F.py --out RESULT.json --values VALUES.pt
+      [--keep-imports-and-functions] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import sys
+import tempfile
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+MIN_SEPARATOR = 20
+SEPARATOR = "#" * 146  # TritonBench's own separator line
+MAX_STDOUT = 1 << 20  # bytes of stdout kept (compared for execution accuracy)
+MAX_DEPTH = 8  # nesting of containers in a test block's values
+
+
+class RunError(Exception):
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+
+
+def split_test_block(source: str) -> tuple[str, str]:
+    lines = source.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        stripped = line.rstrip()
+        if len(stripped) >= MIN_SEPARATOR and set(stripped) == {"#"}:
+            return "".join(lines[:number]), "".join(lines[number:])
+    return source, ""
+
+
+def imports_and_functions(code: str) -> str:
+    """TritonBench-G's filter of a model's answer: its imports and function definitions, in order."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code  # TritonBench keeps unparsable code as it is; running it then fails
+    kept = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
+    return "\n\n".join(ast.unparse(node) for node in kept) + "\n"
+
+
+def bound_names(test_block: str) -> list[str]:
+    """Names the test block binds at its top level (`result_gold = ...`), the values it produces."""
+    try:
+        tree = ast.parse(test_block)
+    except SyntaxError as failure:
+        raise RunError("syntax", f"the test block does not parse: {failure}") from None
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id not in names:
+                names.append(target.id)
+    return names
+
+
+def portable(value: Any, depth: int = 0) -> Any:
+    """A value torch.load(weights_only=True) can read back: tensors on the CPU, containers, scalars."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().clone()
+    if value is None or isinstance(value, (bool, int, float, str, complex)):
+        return value
+    if depth >= MAX_DEPTH:
+        return f"<{type(value).__name__} nested too deep>"
+    if isinstance(value, dict):
+        return {str(key): portable(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(item, depth + 1) for item in value]
+    return f"<{type(value).__name__}>"
+
+
+def run_module(path: Path, text: str, seed: int) -> dict[str, Any]:
+    """Executes `text` as the module __main__ (compiled under `path`, whose file holds it)."""
+    import torch
+
+    torch.manual_seed(seed)
+    module = types.ModuleType("__main__")
+    module.__file__ = str(path)
+    sys.modules["__main__"] = module
+    try:
+        code = compile(text, str(path), "exec")
+    except (SyntaxError, ValueError) as failure:
+        raise RunError("syntax", f"{type(failure).__name__}: {failure}") from None
+    try:
+        exec(code, module.__dict__)  # the file under test; a model's answer runs in the sandbox
+    except SystemExit as failure:
+        if failure.code not in (None, 0):
+            raise RunError("run", f"the file exited with {failure.code!r}") from None
+    except BaseException as failure:  # noqa: BLE001 - the file's own error is the answer
+        raise RunError("run", f"{type(failure).__name__}: {failure}") from None
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()  # a kernel fault surfaces here, inside the call
+    return module.__dict__
+
+
+class CapturedStdout:
+    """fd 1 redirected to a file while the module runs: print() and Triton's device prints alike."""
+
+    def __enter__(self) -> CapturedStdout:
+        sys.stdout.flush()
+        self.file = tempfile.TemporaryFile()
+        self.saved = os.dup(1)
+        os.dup2(self.file.fileno(), 1)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        sys.stdout.flush()
+        os.dup2(self.saved, 1)
+        os.close(self.saved)
+
+    def text(self) -> str:
+        self.file.seek(0)
+        return self.file.read(MAX_STDOUT).decode("utf-8", errors="replace")
+
+
+def use_interpreter_without_a_gpu() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+        from kforge.worker.interpreter import prepare_triton_interpreter
+
+        prepare_triton_interpreter()
+
+
+def run(path: Path, values: Path, keep_imports_and_functions: bool, seed: int) -> dict[str, Any]:
+    code, test_block = split_test_block(path.read_text(errors="replace"))
+    if not test_block:
+        raise RunError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
+    if keep_imports_and_functions:
+        code = imports_and_functions(code)
+    names = bound_names(test_block)
+    text = code.rstrip("\n") + "\n" + test_block
+    # triton.jit reads each kernel's source back from the file: the file must hold what runs.
+    runnable = values.parent / f"run_{path.name}"
+    runnable.write_text(text)
+    use_interpreter_without_a_gpu()
+    import torch
+
+    with CapturedStdout() as stdout:
+        try:
+            namespace = run_module(runnable, text, seed)
+        except RunError as failure:
+            return {
+                "ok": False,
+                "stage": failure.stage,
+                "error": str(failure),
+                "code": code,
+                "stdout": stdout.text(),
+            }
+    torch.save({name: portable(namespace.get(name)) for name in names}, values)
+    return {"ok": True, "code": code, "stdout": stdout.text(), "values": names}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kforge.worker.tritonbench_run", description=__doc__)
+    parser.add_argument("--file", required=True, help="code, separator line, test block")
+    parser.add_argument("--out", required=True, help="where the JSON result goes")
+    parser.add_argument("--values", required=True, help="where the test block's values go (torch.save)")
+    parser.add_argument("--keep-imports-and-functions", action="store_true", help="TritonBench-G's filter")
+    parser.add_argument("--seed", type=int, default=0)
+    arguments = parser.parse_args(argv)
+    try:
+        result = run(
+            Path(arguments.file), Path(arguments.values), arguments.keep_imports_and_functions, arguments.seed
+        )
+    except RunError as failure:
+        result = {"ok": False, "stage": failure.stage, "error": str(failure)}
+    except Exception as failure:  # noqa: BLE001 - every failure becomes an answer, with its trace
+        result = {
+            "ok": False,
+            "stage": "internal",
+            "error": f"{type(failure).__name__}: {failure}",
+            "traceback": traceback.format_exc()[-4000:],
+        }
+    Path(arguments.out).write_text(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
