@@ -114,6 +114,10 @@ const GoldProblem& gold_problem(TritonBenchRun& run, const problem::TritonBenchI
 std::string call_answer(TritonBenchRun& run, const problem::TritonBenchItem& item,
                         report::TritonBenchRow& row, const fs::path& folder) {
   const auto gold = problem::split_test_block(source::read_text_file(item.gold_file));
+  if (gold.test_block.empty()) {  // nothing to call: the answer would pass vacuously
+    row.call_error = "the gold file has no test block (a line of '#' characters, then the test)";
+    return {};
+  }
   const auto code = item.prediction.value_or(gold.code);
   const auto code_folder = folder / runner::kCandidateCodeFolder;
   const auto module_folder = folder / "tritonbench_run";

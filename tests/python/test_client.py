@@ -293,7 +293,11 @@ def test_trl_reward_function_called_as_grpo_trainer_calls_it(
     assert metrics["kforge/correct"] == pytest.approx(0.3 * 3 / 6)
 
 
-def test_trl_reward_function_without_trl_logging_and_with_a_named_formula(service: Service) -> None:
+def test_trl_reward_function_without_trl_logging_and_with_a_named_formula(
+    service: Service, client: KforgeClient
+) -> None:
+    # Registered here: with pytest-xdist the test that registers it may run in another worker's service.
+    client.register_problem(PROBLEM)
     reward_function = make_reward_function(
         url=service.url, token=TOKEN, reward={"formula": "weighted", "weights": {"correct": 2, "compiled": 1}}
     )

@@ -154,6 +154,19 @@ def test_hostile_answers_get_a_verdict_and_cannot_reach_the_gold(tmp_path: Path)
     assert report["tritonbench"]["call_accuracy"] == 0.0
 
 
+def test_a_gold_file_without_a_test_block_fails_the_call_instead_of_passing_it(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT / "data", checkout / "data")
+    gold = checkout / "data" / "TritonBench_G_v1" / "vector_scale_add.py"
+    gold.write_text(gold.read_text().split("#" * 146)[0])
+    code, report, err = tritonbench("--tritonbench", str(checkout), "--items", "vector_scale_add")
+    assert code == 0, err
+    assert report is not None
+    (item,) = report["items"]
+    assert not item["call"] and "no test block" in item["call_error"]
+    assert item["verdict"] is None and "no test block" in item["verdict_error"]
+
+
 def test_bad_usage_is_a_clear_error(tmp_path: Path) -> None:
     code, _, err = tritonbench("--channel", "T")
     assert code == 2 and "need --tritonbench PATH" in err
