@@ -110,15 +110,16 @@ const GoldProblem& gold_problem(TritonBenchRun& run, const problem::TritonBenchI
 }
 
 // TritonBench's call: the answer's code, the separator and the gold test block, run in the sandbox.
-// Returns the code the answer ran with (after TritonBench-G's filter), empty when it did not run.
+// Returns the code kforge judges: what the answer ran with (after TritonBench-G's filter), or its code as
+// given when it did not run.
 std::string call_answer(TritonBenchRun& run, const problem::TritonBenchItem& item,
                         report::TritonBenchRow& row, const fs::path& folder) {
   const auto gold = problem::split_test_block(source::read_text_file(item.gold_file));
+  auto code = item.prediction.value_or(gold.code);
   if (gold.test_block.empty()) {  // nothing to call: the answer would pass vacuously
     row.call_error = "the gold file has no test block (a line of '#' characters, then the test)";
-    return {};
+    return code;
   }
-  const auto code = item.prediction.value_or(gold.code);
   const auto code_folder = folder / runner::kCandidateCodeFolder;
   const auto module_folder = folder / "tritonbench_run";
   fs::create_directories(code_folder);
@@ -138,7 +139,7 @@ std::string call_answer(TritonBenchRun& run, const problem::TritonBenchItem& ite
   row.call = result.answer && result.answer->value("ok", false) && result.ended.exit_code == 0;
   row.call_error = row.call ? "" : failure_text(result);
   if (!row.call) {
-    return {};
+    return code;
   }
   const auto& gold_result = gold_run(run, item);
   if (!gold_result.ok) {
@@ -214,11 +215,7 @@ report::TritonBenchRow judge_item(TritonBenchRun& run, const problem::TritonBenc
   row.origin = item.origin;
   try {
     const auto scratch = runner::ScratchSpace::create();
-    auto code = call_answer(run, item, row, scratch.directory());
-    if (code.empty()) {  // the call failed: kforge judges the answer's code as it was given
-      code = item.prediction.value_or(problem::split_test_block(source::read_text_file(item.gold_file)).code);
-    }
-    judge_answer(run, item, code, row);
+    judge_answer(run, item, call_answer(run, item, row, scratch.directory()), row);
   } catch (const std::exception& error) {
     row.verdict_error = error.what();
   }

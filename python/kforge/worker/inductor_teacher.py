@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from kforge.worker.answers import write_answer
 from kforge.worker.judge import apply_size_overrides
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import load_module_from_path, select_device, to_device
@@ -93,16 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--capture-in", help="rewrite this saved capture instead of compiling")
     source.add_argument("--capture-out", help="also save the capture here")
     arguments = parser.parse_args(argv)
-    try:
-        result = teach(arguments)
-    except Exception as failure:  # noqa: BLE001 - every failure becomes the teacher's answer, with its trace
-        result = {
-            "error": f"{type(failure).__name__}: {failure}",
-            "stage": "internal",
-            "traceback": traceback.format_exc()[-4000:],
-        }
-    Path(arguments.out).write_text(json.dumps(result) + "\n")
-    return 0
+    return write_answer(arguments.out, lambda: teach(arguments))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -77,3 +78,13 @@ def prepare_triton_interpreter() -> None:
     patched.__set_name__(Autotuner, "do_bench")
     Autotuner.do_bench = patched  # type: ignore[method-assign,assignment]
     _fix_bfloat16(interpreter.InterpreterBuilder, interpreter.TensorHandle, tl)
+
+
+def use_interpreter_without_a_gpu() -> None:
+    """Without a GPU a worker that runs a user's file (test block on CPU tensors) uses Triton's interpreter.
+    Call before the file imports triton: TRITON_INTERPRET is read then."""
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+        prepare_triton_interpreter()

@@ -16,34 +16,22 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
-import json
-import os
 import sys
-import traceback
 import types
 from pathlib import Path
 from typing import Any
 
 import torch
 
-MIN_SEPARATOR = 20
+from kforge.worker.answers import StagedError, write_answer
+from kforge.worker.interpreter import use_interpreter_without_a_gpu
+from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
+
 DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 
 
-class CaptureError(Exception):
-    def __init__(self, stage: str, message: str) -> None:
-        super().__init__(message)
-        self.stage = stage
-
-
-def split_test_block(source: str) -> tuple[str, str, int]:
-    """The code, the test block and the test block's first line number (0 when there is none)."""
-    lines = source.splitlines(keepends=True)
-    for number, line in enumerate(lines):
-        stripped = line.rstrip()
-        if len(stripped) >= MIN_SEPARATOR and set(stripped) == {"#"}:
-            return "".join(lines[:number]), "".join(lines[number:]), number + 1
-    return source, "", 0
+class CaptureError(StagedError):
+    """A capture failure with its stage."""
 
 
 def describe_argument(index: int, value: Any) -> dict[str, Any]:
@@ -158,15 +146,6 @@ def tensor_bytes(arguments: list[Any]) -> int:
     return sum(v.numel() * v.element_size() for v in arguments if isinstance(v, torch.Tensor))
 
 
-def use_interpreter_without_a_gpu() -> None:
-    """Without a GPU the test block's kernels run on Triton's interpreter (a test block on CPU tensors)."""
-    if not torch.cuda.is_available():
-        os.environ["TRITON_INTERPRET"] = "1"  # read when triton is first imported: the kernel file does
-        from kforge.worker.interpreter import prepare_triton_interpreter
-
-        prepare_triton_interpreter()
-
-
 def capture(path: Path, entry: str | None, case: int | None) -> dict[str, Any]:
     use_interpreter_without_a_gpu()
     entry, calls = record_calls(path, entry)
@@ -184,18 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="where the JSON result goes")
     parser.add_argument("--case", type=int, default=None, help="which call (from 0); default: the largest")
     arguments = parser.parse_args(argv)
-    try:
-        result = capture(Path(arguments.kernel), arguments.entry, arguments.case)
-    except CaptureError as failure:
-        result = {"error": str(failure), "stage": failure.stage}
-    except Exception as failure:  # noqa: BLE001 - every failure becomes an answer, with its trace
-        result = {
-            "error": f"{type(failure).__name__}: {failure}",
-            "stage": "internal",
-            "traceback": traceback.format_exc()[-4000:],
-        }
-    Path(arguments.out).write_text(json.dumps(result) + "\n")
-    return 0
+    return write_answer(
+        arguments.out, lambda: capture(Path(arguments.kernel), arguments.entry, arguments.case)
+    )
 
 
 if __name__ == "__main__":

@@ -11,15 +11,14 @@ values); tensors must have the gold's shape and dtype and agree within kforge's 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from kforge.worker.answers import write_answer
 from kforge.worker.correctness import compare_tensor, default_tolerance
 
 
@@ -83,15 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", required=True)
     arguments = parser.parse_args(argv)
-    try:
-        result = compare(Path(arguments.gold), Path(arguments.model))
-    except Exception as failure:  # noqa: BLE001 - every failure becomes an answer, with its trace
-        result = {
-            "error": f"{type(failure).__name__}: {failure}",
-            "traceback": traceback.format_exc()[-4000:],
-        }
-    Path(arguments.out).write_text(json.dumps(result) + "\n")
-    return 0
+    return write_answer(arguments.out, lambda: compare(Path(arguments.gold), Path(arguments.model)))
 
 
 if __name__ == "__main__":

@@ -15,34 +15,23 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 import sys
 import tempfile
-import traceback
 import types
 from pathlib import Path
 from typing import Any
 
-MIN_SEPARATOR = 20
-SEPARATOR = "#" * 146  # TritonBench's own separator line
+from kforge.worker.answers import StagedError, write_answer
+from kforge.worker.interpreter import use_interpreter_without_a_gpu
+from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
+
 MAX_STDOUT = 1 << 20  # bytes of stdout kept (compared for execution accuracy)
 MAX_DEPTH = 8  # nesting of containers in a test block's values
 
 
-class RunError(Exception):
-    def __init__(self, stage: str, message: str) -> None:
-        super().__init__(message)
-        self.stage = stage
-
-
-def split_test_block(source: str) -> tuple[str, str]:
-    lines = source.splitlines(keepends=True)
-    for number, line in enumerate(lines):
-        stripped = line.rstrip()
-        if len(stripped) >= MIN_SEPARATOR and set(stripped) == {"#"}:
-            return "".join(lines[:number]), "".join(lines[number:])
-    return source, ""
+class RunError(StagedError):
+    """A run failure with its stage (syntax, run, usage)."""
 
 
 def imports_and_functions(code: str) -> str:
@@ -131,18 +120,8 @@ class CapturedStdout:
         return self.file.read(MAX_STDOUT).decode("utf-8", errors="replace")
 
 
-def use_interpreter_without_a_gpu() -> None:
-    import torch
-
-    if not torch.cuda.is_available():
-        os.environ["TRITON_INTERPRET"] = "1"
-        from kforge.worker.interpreter import prepare_triton_interpreter
-
-        prepare_triton_interpreter()
-
-
 def run(path: Path, values: Path, keep_imports_and_functions: bool, seed: int) -> dict[str, Any]:
-    code, test_block = split_test_block(path.read_text(errors="replace"))
+    code, test_block, _ = split_test_block(path.read_text(errors="replace"))
     if not test_block:
         raise RunError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
     if keep_imports_and_functions:
@@ -178,21 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-imports-and-functions", action="store_true", help="TritonBench-G's filter")
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args(argv)
-    try:
-        result = run(
+    return write_answer(
+        arguments.out,
+        lambda: run(
             Path(arguments.file), Path(arguments.values), arguments.keep_imports_and_functions, arguments.seed
-        )
-    except RunError as failure:
-        result = {"ok": False, "stage": failure.stage, "error": str(failure)}
-    except Exception as failure:  # noqa: BLE001 - every failure becomes an answer, with its trace
-        result = {
-            "ok": False,
-            "stage": "internal",
-            "error": f"{type(failure).__name__}: {failure}",
-            "traceback": traceback.format_exc()[-4000:],
-        }
-    Path(arguments.out).write_text(json.dumps(result) + "\n")
-    return 0
+        ),
+        ok=False,
+    )
 
 
 if __name__ == "__main__":
