@@ -17,6 +17,7 @@
 #include "schedule/parallel_screening.hpp"
 #include "verify/eval_pipeline.hpp"
 #include "verify/problem_session.hpp"
+#include "verify/timed_values.hpp"
 
 namespace kforge::schedule {
 namespace {
@@ -77,13 +78,13 @@ struct DeviceState {
 
 // What one evaluation may use on the GPU: the candidate's CUDA context and workspace, its own copy of
 // inputs and outputs, the judge's cached references for it. Four times the inputs covers the usual
-// outputs-no-larger-than-inputs problem.
+// outputs-no-larger-than-inputs problem; the timing's input value sets come on top.
 std::uint64_t evaluation_memory(const nlohmann::json& load) {
   constexpr std::uint64_t kContextBytes = std::uint64_t{1} << 30;
   constexpr std::uint64_t kInputCopies = 4;
   // No load reply (the problem failed to load): the evaluation reports that, and reserves the minimum.
   const std::uint64_t input_bytes = load.is_object() ? load.value("input_bytes", std::uint64_t{0}) : 0;
-  return kContextBytes + kInputCopies * input_bytes;
+  return kContextBytes + (kInputCopies + verify::timing_value_sets(input_bytes)) * input_bytes;
 }
 
 bool worth_retrying(const EvalOutcome& outcome) {

@@ -1,11 +1,14 @@
 #include "verify/performance_stage.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "measure/measurement_state.hpp"
@@ -15,6 +18,7 @@
 #include "measure/timing_policy.hpp"
 #include "runner/timing_lease.hpp"
 #include "verify/correctness_stage.hpp"
+#include "verify/timed_values.hpp"
 #include "verify/timing_integrity.hpp"
 
 namespace kforge::verify {
@@ -27,7 +31,19 @@ constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
 constexpr double kMinDriftTolerance = 0.02;   // a stored baseline is replaced past this relative change
 constexpr std::size_t kMinPairedRounds = 10;  // rounds before convergence may stop the measurement
 constexpr double kRoundsPerTarget = 4.0;      // a side's round lasts about round_target_ms / this
-constexpr std::size_t kMinSamplesPerRound = 10;
+constexpr std::size_t kMinSamplesPerRound = 3;
+constexpr std::size_t kProbeSamples = 5;  // after the warm-up: sizes the rounds, not part of the result
+constexpr std::size_t kMaxWallCalls = 20;
+constexpr std::size_t kSamplesPerWallCall = 10;
+
+constexpr const char* kMethod =
+    "device time of one call: before each sample the L2 is flushed (a write of max(2 x L2, 128 MiB)) and "
+    "the stream sleeps (torch.cuda._sleep) 3x the call's host enqueue time, so the whole call is queued "
+    "before the start event; CUDA events bracket the call (host launch overhead excluded, cold L2); "
+    "warm-up until steady; median; reference and candidate timed alike in paired rounds (at least 10) "
+    "over the same stretch of time; the input values rotate between samples and every timed output is "
+    "checked; speedup CI by percentile bootstrap; wall_per_call_ms (synchronised back-to-back calls, "
+    "host overhead included) for information";
 
 nlohmann::json summary_json(const measure::SampleSummary& summary) {
   return {{"count", summary.count},
@@ -53,18 +69,99 @@ std::vector<double> samples_of(const CallResult& call) {
   return samples;
 }
 
-// Timing is the only phase under the lease; the other side is stopped while one side is timed.
+std::vector<std::string> strings_of(const nlohmann::json& body, const char* key) {
+  std::vector<std::string> strings;
+  const auto list = body.value(key, nlohmann::json::array());
+  for (const auto& item : list.is_array() ? list : nlohmann::json::array()) {
+    strings.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+  }
+  return strings;
+}
+
+double number_or(const nlohmann::json& body, const char* key, double fallback) {
+  const auto found = body.find(key);
+  return found != body.end() && found->is_number() ? found->get<double>() : fallback;
+}
+
+std::size_t wall_calls_for(std::size_t samples) {
+  return std::clamp<std::size_t>(samples / kSamplesPerWallCall, 1, kMaxWallCalls);
+}
+
+// What one side's `time` request gave besides its samples.
+struct SideBatch {
+  std::vector<double> samples_ms;
+  double sample_cost_ms = 0.0;  // wall time of the loop per sample: sizes the rounds
+  double wall_ms_per_call = -1.0;
+  double sleep_us = 0.0;
+  long host_exposed = 0;
+  nlohmann::json warmup;
+};
+
+SideBatch side_batch(const CallResult& call, std::vector<double> samples) {
+  SideBatch batch;
+  batch.samples_ms = std::move(samples);
+  batch.sample_cost_ms = number_or(call.body, "sample_cost_ms", 0.0);
+  batch.wall_ms_per_call = number_or(call.body, "wall_ms_per_call", -1.0);
+  batch.sleep_us = number_or(call.body, "sleep_us", 0.0);
+  batch.host_exposed = call.body.value("host_exposed", 0L);
+  batch.warmup = call.body.value("warmup", nlohmann::json(nullptr));
+  return batch;
+}
+
+// Everything a side's requests reported besides the samples kept in the measurement state.
+struct SideRecord {
+  std::vector<double> wall_ms_per_call;  // one per request that measured it
+  std::vector<double> sleep_us;
+  long host_exposed = 0;
+  long samples = 0;
+  nlohmann::json warmup;
+
+  void add(const SideBatch& batch) {
+    if (batch.wall_ms_per_call > 0.0) {
+      wall_ms_per_call.push_back(batch.wall_ms_per_call);
+    }
+    sleep_us.push_back(batch.sleep_us);
+    host_exposed += batch.host_exposed;
+    samples += static_cast<long>(batch.samples_ms.size());
+    if (!batch.warmup.is_null()) {
+      warmup = batch.warmup;
+    }
+  }
+
+  double median_wall_ms() const {
+    return wall_ms_per_call.empty() ? 0.0 : measure::summarize(wall_ms_per_call).median;
+  }
+
+  nlohmann::json to_json() const {
+    return {{"wall_ms_per_call",
+             wall_ms_per_call.empty() ? nlohmann::json(nullptr) : nlohmann::json(median_wall_ms())},
+            {"sleep_us", sleep_us.empty() ? 0.0 : measure::summarize(sleep_us).median},
+            {"host_exposed_samples", host_exposed},
+            {"samples", samples},
+            {"warmup", warmup}};
+  }
+};
+
+// Timing is the only phase under the lease; the other side is stopped while one side is timed. Both
+// sides get the same requests: warm-up, value order, samples, back-to-back calls.
 class AlternatingTimer {
  public:
-  explicit AlternatingTimer(EvalContext& context) : context_(context) {}
+  AlternatingTimer(EvalContext& context, std::size_t value_sets)
+      : context_(context), value_sets_(value_sets), random_(std::random_device{}()) {}
 
-  std::optional<std::vector<double>> reference(std::size_t count, std::size_t warmup) {
+  std::optional<SideBatch> reference(std::size_t count, bool warmup) {
+    const auto order = value_set_order(count, value_sets_, random_, -1);
+    nlohmann::json request = {{"op", "time"},
+                              {"trial", kTimingTrial},
+                              {"count", count},
+                              {"value_order", order},
+                              {"wall_calls", wall_calls_for(count)},
+                              {"baseline", context_.settings.baseline}};
+    if (warmup) {
+      request["warmup"] = warmup_request();
+    }
     context_.candidate->suspend();
-    auto call = context_.judge_call({{"op", "time"},
-                                     {"trial", kTimingTrial},
-                                     {"count", count},
-                                     {"warmup", warmup},
-                                     {"baseline", context_.settings.baseline}});
+    auto call = context_.judge_call(request);
     context_.candidate->resume();
     if (!call.ok) {
       context_.fail_evaluation("problem", "timing the reference failed: " + call.message);
@@ -76,14 +173,25 @@ class AlternatingTimer {
                                fmt::format("the judge returned {} samples, {} asked", samples.size(), count));
       return std::nullopt;
     }
-    return samples;
+    auto batch = side_batch(call, std::move(samples));
+    reference_record_.add(batch);
+    return batch;
   }
 
-  std::optional<std::vector<double>> candidate(std::size_t count, std::size_t warmup,
-                                               const nlohmann::json* inputs) {
-    nlohmann::json request = {{"op", "time"}, {"count", count}, {"warmup", warmup}};
+  std::optional<SideBatch> candidate(std::size_t count, bool warmup, const nlohmann::json* inputs,
+                                     const nlohmann::json* value_sets) {
+    const auto order = value_set_order(count, value_sets_, random_, last_set_);
+    const auto wall_calls = wall_calls_for(count);
+    nlohmann::json request = {
+        {"op", "time"}, {"count", count}, {"value_order", order}, {"wall_calls", wall_calls}};
+    if (warmup) {
+      request["warmup"] = warmup_request();
+    }
     if (inputs != nullptr) {
       request["inputs"] = *inputs;
+    }
+    if (value_sets != nullptr) {
+      request["value_sets"] = *value_sets;
     }
     const auto start = Clock::now();
     auto call = context_.candidate_call(request);
@@ -100,20 +208,45 @@ class AlternatingTimer {
           fmt::format("the candidate worker returned {} samples, {} asked", samples.size(), count), bad);
       return std::nullopt;
     }
-    std::vector<std::string> replaced;
-    for (const auto& name : call.body.value("replaced_timing_functions", nlohmann::json::array())) {
-      replaced.push_back(name.is_string() ? name.get<std::string>() : "?");
-    }
-    batches_.push_back({wall_ms, samples, call.body.value("own_launches", -1L), call.body.value("calls", 0L),
-                        std::move(replaced)});
-    return samples;
+    // The worker keeps an output of every sample, and of the last back-to-back call (on the last
+    // sample's values): the judge checks each against the reference of its value set.
+    kept_order_.insert(kept_order_.end(), order.begin(), order.end());
+    kept_order_.push_back(order.back());
+    last_set_ = order.back();
+    TimedBatch timed;
+    timed.wall_ms = wall_ms;
+    timed.samples_ms = samples;
+    timed.own_launches = call.body.value("own_launches", -1L);
+    timed.calls = call.body.value("calls", 0L);
+    timed.replaced_timing_functions = strings_of(call.body, "replaced_timing_functions");
+    timed.side_stream_launches = call.body.value("side_stream_launches", 0L);
+    timed.input_attributes = strings_of(call.body, "input_attributes");
+    timed.wall_ms_per_call = number_or(call.body, "wall_ms_per_call", -1.0);
+    timed.host_ms_per_call = number_or(call.body, "host_ms_per_call", -1.0);
+    batches_.push_back(std::move(timed));
+    auto batch = side_batch(call, std::move(samples));
+    candidate_record_.add(batch);
+    return batch;
   }
 
   const std::vector<TimedBatch>& candidate_batches() const { return batches_; }
+  const std::vector<int>& kept_order() const { return kept_order_; }
+  int last_set() const { return last_set_; }
+  std::size_t value_sets() const { return value_sets_; }
+  const SideRecord& reference_record() const { return reference_record_; }
+  const SideRecord& candidate_record() const { return candidate_record_; }
 
  private:
+  nlohmann::json warmup_request() const { return {{"min_calls", context_.settings.timing.warmup_samples}}; }
+
   EvalContext& context_;
+  std::size_t value_sets_;
+  std::mt19937_64 random_;  // the value order: the candidate cannot predict it
+  int last_set_ = -1;
+  std::vector<int> kept_order_;
   std::vector<TimedBatch> batches_;
+  SideRecord reference_record_;
+  SideRecord candidate_record_;
 };
 
 // Paired rounds: each round times the reference, then the candidate, on the same inputs, until the
@@ -125,13 +258,13 @@ bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::Meas
   const measure::TimingPolicy policy(context.settings.timing);
   const auto start = Clock::now();
   while (!decision) {
-    const auto reference = timer.reference(per_round, 0);
-    const auto candidate = reference ? timer.candidate(per_round, 0, nullptr) : std::nullopt;
+    const auto reference = timer.reference(per_round, false);
+    const auto candidate = reference ? timer.candidate(per_round, false, nullptr, nullptr) : std::nullopt;
     if (!candidate) {
       return false;
     }
     try {
-      state.record_round(*reference, *candidate);
+      state.record_round(reference->samples_ms, candidate->samples_ms);
     } catch (const std::invalid_argument& error) {  // a zero, negative or NaN time: the timer failed
       context.fail_evaluation("internal", std::string("invalid timing sample: ") + error.what());
       return false;
@@ -168,60 +301,119 @@ Baseline update_baseline(EvalContext& context, const measure::MeasurementState& 
   return measured;
 }
 
-void record_result(StageResult& stage, Verdict& verdict, const measure::MeasurementState& state,
-                   const measure::StopDecision& decision, std::size_t per_round, const Baseline& baseline) {
+// What the timing rounds produced.
+struct TimedRounds {
+  measure::MeasurementState state;
+  measure::StopDecision decision;
+  Baseline baseline;
+  std::size_t per_round = 0;
+};
+
+void record_result(StageResult& stage, Verdict& verdict, const TimedRounds& rounds,
+                   const AlternatingTimer& timer) {
+  const auto& state = rounds.state;
   const auto reference = measure::summarize(state.reference_samples_ms);
   const auto candidate = measure::summarize(state.candidate_samples_ms);
   const auto speedup = measure::estimate_speedup(state.reference_samples_ms, state.candidate_samples_ms);
+  const double reference_wall = timer.reference_record().median_wall_ms();
+  const double candidate_wall = timer.candidate_record().median_wall_ms();
   stage.status = StageStatus::passed;
-  stage.details.update({{"reference", summary_json(reference)},
-                        {"candidate", summary_json(candidate)},
-                        {"baseline", baseline.kind},
-                        {"baseline_stop_reason", baseline.stop_reason},
-                        {"speedup", speedup.speedup},
-                        {"speedup_ci95", {speedup.ci_low, speedup.ci_high}},
-                        {"rounds", state.rounds_completed},
-                        {"samples_per_round", per_round},
-                        {"converged", decision.converged},
-                        {"stop_reason", decision.message},
-                        {"method",
-                         "cold L2 (flush buffer > L2 before each sample), CUDA events, median; reference and "
-                         "candidate timed in paired rounds (at least 4) over the same stretch of time; "
-                         "speedup CI by percentile bootstrap"}});
+  stage.details.update(
+      {{"reference", summary_json(reference)},
+       {"candidate", summary_json(candidate)},
+       {"baseline", rounds.baseline.kind},
+       {"baseline_stop_reason", rounds.baseline.stop_reason},
+       {"speedup", speedup.speedup},
+       {"speedup_ci95", {speedup.ci_low, speedup.ci_high}},
+       {"speedup_basis", "device time per call (CUDA events; host launch overhead excluded; cold L2)"},
+       {"wall_per_call_ms",
+        {{"reference", reference_wall},
+         {"candidate", candidate_wall},
+         {"ratio", candidate_wall > 0.0 ? reference_wall / candidate_wall : 0.0}}},
+       {"timing_sides",
+        {{"reference", timer.reference_record().to_json()},
+         {"candidate", timer.candidate_record().to_json()}}},
+       {"timed_value_sets", timer.value_sets()},
+       {"checked_timed_calls", timer.kept_order().size()},
+       {"rounds", state.rounds_completed},
+       {"samples_per_round", rounds.per_round},
+       {"converged", rounds.decision.converged},
+       {"stop_reason", rounds.decision.message},
+       {"method", kMethod}});
   verdict.speedup = speedup.speedup;
   stage.summary = fmt::format(
-      "speedup {:.2f}x (95% CI {:.2f}-{:.2f}) vs {}; candidate {:.4g} ms, reference {:.4g} ms; {}",
+      "speedup {:.2f}x (95% CI {:.2f}-{:.2f}) vs {}; candidate {:.4g} ms, reference {:.4g} ms of device time "
+      "per call; {}",
       speedup.speedup, speedup.ci_low, speedup.ci_high,
-      baseline.kind == "compile" ? "torch.compile" : "eager", candidate.median, reference.median,
-      decision.message);
+      rounds.baseline.kind == "compile" ? "torch.compile" : "eager", candidate.median, reference.median,
+      rounds.decision.message);
+}
+
+nlohmann::json optional_tolerance(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+// The judge's check of what the candidate kept of its timed calls: sampled elements of every timed
+// output, the last output of each value set, and the timing inputs left unmodified.
+std::optional<rules::Finding> timed_output_finding(EvalContext& context, const AlternatingTimer& timer,
+                                                   const CallResult& kept) {
+  const auto problems = strings_of(kept.body, "problems");
+  if (!problems.empty()) {
+    return rules::Finding{
+        "timed-output-mismatch",
+        rules::Severity::reject,
+        fmt::format("the timed calls returned outputs kforge cannot check ({})", fmt::join(problems, "; ")),
+        {0, 0}};
+  }
+  const auto rows = kept.body.value("row_count", 0L);
+  if (rows != static_cast<long>(timer.kept_order().size())) {
+    return rules::Finding{"timed-output-mismatch",
+                          rules::Severity::reject,
+                          fmt::format("the candidate worker kept {} timed outputs, kforge timed {} calls",
+                                      rows, timer.kept_order().size()),
+                          {0, 0}};
+  }
+  const nlohmann::json request = {{"op", "check_timed"},
+                                  {"trial", kTimingTrial},
+                                  {"slots", kept.body.value("slots", nlohmann::json::array())},
+                                  {"rows", kept.body.value("rows", nlohmann::json::array())},
+                                  {"positions", kept.body.value("positions", nlohmann::json::array())},
+                                  {"order", timer.kept_order()},
+                                  {"last_set", timer.last_set()},
+                                  {"atol", optional_tolerance(context.settings.atol)},
+                                  {"rtol", optional_tolerance(context.settings.rtol)}};
+  const auto check = context.judge_call(request);
+  if (check.ok && check.body.value("passed", false)) {
+    return std::nullopt;
+  }
+  const auto checks = strings_of(check.body, "checks");
+  const bool only_mutation = !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const auto& id) {
+    return id == "input-mutation";
+  });
+  const std::string why = check.ok ? first_failure(check.body) : check.message;
+  return rules::Finding{only_mutation ? "input-mutation" : "timed-output-mismatch",
+                        rules::Severity::reject,
+                        only_mutation
+                            ? "the timed calls modified their inputs (" + why + ")"
+                            : "a timed call's output is wrong (" + why +
+                                  "): the timed calls did not compute what the correctness trials did",
+                        {0, 0}};
 }
 
 // The timed calls must have been honest: cross-checks on the timing, then the judge checks the
-// output of the last timed call (a candidate that skips work when called back to back fails here).
+// outputs of the timed calls (a candidate that behaves only when not timed fails here).
 bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
                        const measure::MeasurementState& state) {
   auto findings = timing_integrity_findings(timer.candidate_batches(), context.evidence,
                                             measure::summarize(state.candidate_samples_ms).median);
-  const auto output = context.candidate_call({{"op", "timed_output"}});
-  if (!output.ok) {
+  const auto kept = context.candidate_call({{"op", "timed_output"}});
+  if (!kept.ok) {
     context.fail_stage(StageName::performance,
-                       "the output of the timed calls could not be read: " + output.message, output);
+                       "the output of the timed calls could not be read: " + kept.message, kept);
     return false;
   }
-  nlohmann::json request = {
-      {"op", "check_trial"},
-      {"trial", kTimingTrial},
-      {"outputs", output.body.value("outputs", nlohmann::json::array())},
-      {"container", output.body.value("container", nlohmann::json(nullptr))},
-      {"atol", context.settings.atol ? nlohmann::json(*context.settings.atol) : nlohmann::json()},
-      {"rtol", context.settings.rtol ? nlohmann::json(*context.settings.rtol) : nlohmann::json()}};
-  const auto check = context.judge_call(request);
-  if (!check.ok || !check.body.value("passed", false)) {
-    findings.push_back({"timed-output-mismatch",
-                        rules::Severity::reject,
-                        "the output of the last timed call is wrong (" + first_failure(check.body) +
-                            "): the timed calls did not compute what the correctness trials did",
-                        {0, 0}});
+  if (auto finding = timed_output_finding(context, timer, kept)) {
+    findings.push_back(std::move(*finding));
   }
   if (findings.empty()) {
     return true;
@@ -231,18 +423,10 @@ bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
   return false;
 }
 
-// What the timing rounds produced.
-struct TimedRounds {
-  measure::MeasurementState state;
-  measure::StopDecision decision;
-  Baseline baseline;
-  std::size_t per_round = 0;
-};
-
 // The timing rounds, with the GPU to this evaluation alone (the gate) and to this kforge alone among
 // processes (the lease): warm-up, baseline check or measurement, then candidate rounds to a decision.
 std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& timer,
-                                      const nlohmann::json& inputs) {
+                                      const nlohmann::json& inputs, const nlohmann::json& value_sets) {
   auto& stage = context.verdict.stage(StageName::performance);
   const runner::GpuGate::ExclusiveUse exclusive(context.gate);  // no other evaluation's GPU work meanwhile
   context.gpu_wait_s += std::chrono::duration<double>(exclusive.waited()).count();
@@ -253,11 +437,11 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
   stage.details["lease_wait_s"] = std::chrono::duration<double>(lease.waited()).count();
   const auto& config = context.settings.timing;
   std::optional<TimedRounds> rounds;
-  const auto first = timer.candidate(1, config.warmup_samples, &inputs);
-  const auto warm = first ? timer.reference(1, config.warmup_samples) : std::nullopt;
+  const auto first = timer.candidate(kProbeSamples, true, &inputs, &value_sets);
+  const auto warm = first ? timer.reference(kProbeSamples, true) : std::nullopt;
   if (first && warm) {
     // Short rounds (about 12 ms a side by default) pair the two sides finely in time
-    const double slower = std::max(first->front(), warm->front());
+    const double slower = std::max(first->sample_cost_ms, warm->sample_cost_ms);
     const std::size_t per_round =
         std::max(kMinSamplesPerRound,
                  measure::choose_samples_per_round(slower, config.round_target_ms / kRoundsPerTarget));
@@ -271,6 +455,40 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
   context.timing_exclusive = false;
   stage.details["gpu_exclusive_s"] = std::chrono::duration<double>(Clock::now() - held_since).count();
   return rounds;
+}
+
+// More value sets for the timing inputs (the judge gives fewer when they do not fit or differ in shape).
+std::pair<std::size_t, nlohmann::json> prepare_value_sets(EvalContext& context, std::uint64_t seed,
+                                                          std::uint64_t input_bytes) {
+  const auto wanted = timing_value_sets(input_bytes);
+  nlohmann::json seeds = nlohmann::json::array();
+  for (std::size_t i = 1; i < wanted; ++i) {
+    seeds.push_back(seed + i);
+  }
+  const auto sets = context.judge_call({{"op", "add_value_sets"},
+                                        {"trial", kTimingTrial},
+                                        {"seeds", seeds},
+                                        {"max_bytes", static_cast<std::uint64_t>(wanted) * input_bytes}});
+  auto& stage = context.verdict.stage(StageName::performance);
+  if (!sets.ok) {
+    stage.details["value_sets_note"] = "one value set: " + sets.message;
+    return {1, nlohmann::json::array()};
+  }
+  const auto count = std::max<std::size_t>(1, sets.body.value("count", std::size_t{1}));
+  if (const auto reason = sets.body.find("reason"); reason != sets.body.end() && reason->is_string()) {
+    stage.details["value_sets_note"] = reason->get<std::string>();
+  }
+  return {count, sets.body.value("value_sets", nlohmann::json::array())};
+}
+
+std::uint64_t tensor_bytes(const nlohmann::json& encoded) {
+  std::uint64_t bytes = 0;
+  for (const auto& item : encoded.is_array() ? encoded : nlohmann::json::array()) {
+    if (item.is_object()) {
+      bytes += item.value("nbytes", std::uint64_t{0});
+    }
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -288,22 +506,23 @@ void run_performance_stage(EvalContext& context) {
     return;
   }
   const auto start = Clock::now();
-  // Inputs are made, and the timed output checked, in shared use: only the timing rounds hold the GPU
+  // Inputs are made, and the timed outputs checked, in shared use: only the timing rounds hold the GPU
   const auto seed = context.settings.seed + kTimingSeedOffset;
   const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", seed}});
   if (!inputs.ok) {
     context.fail_evaluation("problem", "the judge could not prepare timing inputs: " + inputs.message);
     return;
   }
-  AlternatingTimer timer(context);
-  const auto rounds = time_alone(context, timer, inputs.body["inputs"]);
+  const auto [value_set_count, value_sets] =
+      prepare_value_sets(context, seed, tensor_bytes(inputs.body.value("inputs", nlohmann::json::array())));
+  AlternatingTimer timer(context, value_set_count);
+  const auto rounds = time_alone(context, timer, inputs.body["inputs"], value_sets);
   const bool honest = rounds && timing_was_honest(context, timer, rounds->state);
   context.candidate_call({{"op", "release"}});
   context.judge_call({{"op", "end_trial"}, {"trial", kTimingTrial}});
   stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (honest) {
-    record_result(stage, context.verdict, rounds->state, rounds->decision, rounds->per_round,
-                  rounds->baseline);
+    record_result(stage, context.verdict, *rounds, timer);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "verify/correctness_stage.hpp"
+#include "verify/input_attributes.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -163,6 +164,8 @@ bool run_runtime_stage(EvalContext& context) {
   nlohmann::json details = nlohmann::json::object();
   const bool probed = RuntimeProbes(context).run(findings, details);
   auto trace_findings = runtime_findings(context.evidence);  // trials and probes
+  const auto attribute_findings = input_attribute_findings(context.evidence.traces);
+  trace_findings.insert(trace_findings.end(), attribute_findings.begin(), attribute_findings.end());
   findings.insert(findings.begin(), trace_findings.begin(), trace_findings.end());
   stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
   details["time_coverage"] = context.evidence.time_coverage();

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <numeric>
+
+#include "measure/sample_statistics.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -13,6 +16,10 @@ constexpr source::SourceLocation kNoLocation{0, 0};
 // go the other way, so only a clear excess means work outside the timed stream.
 constexpr double kHiddenWorkRatio = 1.5;
 constexpr double kHiddenWorkSlackUs = 20.0;
+// Allowed excess of the back-to-back wall time per call over max(host enqueue, event time): the
+// device-wide synchronisation costs microseconds per batch, warm L2 only makes calls faster.
+constexpr double kWallRatio = 2.0;
+constexpr double kWallSlackMs = 0.02;
 
 void check_timing_functions(const TimedBatch& batch, std::vector<rules::Finding>& findings) {
   if (!batch.replaced_timing_functions.empty()) {
@@ -51,6 +58,70 @@ void check_launches(const TimedBatch& batch, long expected_per_call, std::vector
   }
 }
 
+void check_side_streams(const TimedBatch& batch, std::vector<rules::Finding>& findings) {
+  if (batch.side_stream_launches > 0) {
+    findings.push_back(
+        {"side-stream-launch", rules::Severity::reject,
+         fmt::format("while being timed, forward launched {} Triton kernel(s) on a stream other "
+                     "than the timed one: the timing events do not cover them",
+                     batch.side_stream_launches),
+         kNoLocation});
+  }
+}
+
+void check_input_attributes(const TimedBatch& batch, std::vector<rules::Finding>& findings) {
+  if (!batch.input_attributes.empty()) {
+    findings.push_back({"input-attributes", rules::Severity::reject,
+                        fmt::format("the timed calls left state on the input tensors ({}): an answer or a "
+                                    "call count kept on an input tells timed calls apart",
+                                    fmt::join(batch.input_attributes, "; ")),
+                        kNoLocation});
+  }
+}
+
+void check_profiled_kernel_time(const RuntimeEvidence& evidence, double timed_ms,
+                                std::vector<rules::Finding>& findings) {
+  const double kernel_us = evidence.gpu_kernel_time_us();
+  const double timed_us = timed_ms * 1000.0;
+  if (evidence.on_gpu && kernel_us > kHiddenWorkRatio * timed_us + kHiddenWorkSlackUs) {
+    findings.push_back(
+        {"hidden-gpu-work", rules::Severity::reject,
+         fmt::format("the profiler saw {:.1f} µs of GPU kernels per forward but the timing events "
+                     "measured {:.1f} µs: work runs on streams the timing does not cover",
+                     kernel_us, timed_us),
+         kNoLocation});
+  }
+}
+
+// Back-to-back calls synchronised on every stream take about max(host enqueue, device time): when
+// they take far longer than the events said, the GPU was busy with work the events did not see.
+void check_wall_per_call(const std::vector<TimedBatch>& batches, double timed_ms,
+                         std::vector<rules::Finding>& findings) {
+  std::vector<double> wall;
+  std::vector<double> host;
+  for (const auto& batch : batches) {
+    if (batch.wall_ms_per_call > 0.0 && batch.host_ms_per_call >= 0.0) {
+      wall.push_back(batch.wall_ms_per_call);
+      host.push_back(batch.host_ms_per_call);
+    }
+  }
+  if (wall.empty()) {
+    return;
+  }
+  const double wall_ms = measure::summarize(wall).median;
+  const double host_ms = measure::summarize(host).median;
+  const double bound = kWallRatio * std::max(host_ms, timed_ms) + kWallSlackMs;
+  if (wall_ms > bound) {
+    findings.push_back(
+        {"hidden-gpu-work", rules::Severity::reject,
+         fmt::format("back-to-back timed calls took {:.4g} ms each with every stream synchronised, but the "
+                     "host enqueued them in {:.4g} ms and the timing events measured {:.4g} ms (at most "
+                     "{:.4g} ms expected): the GPU ran work the events do not cover",
+                     wall_ms, host_ms, timed_ms, bound),
+         kNoLocation});
+  }
+}
+
 }  // namespace
 
 std::vector<rules::Finding> timing_integrity_findings(const std::vector<TimedBatch>& batches,
@@ -62,19 +133,15 @@ std::vector<rules::Finding> timing_integrity_findings(const std::vector<TimedBat
     check_timing_functions(batch, findings);
     check_wall_clock(batch, findings);
     check_launches(batch, expected, findings);
+    check_side_streams(batch, findings);
+    check_input_attributes(batch, findings);
     if (!findings.empty()) {
       return findings;  // one finding per kind is enough, and the first batch is the clearest
     }
   }
-  const double kernel_us = evidence.gpu_kernel_time_us();
-  const double timed_us = candidate_median_ms * 1000.0;
-  if (evidence.on_gpu && kernel_us > kHiddenWorkRatio * timed_us + kHiddenWorkSlackUs) {
-    findings.push_back(
-        {"hidden-gpu-work", rules::Severity::reject,
-         fmt::format("the profiler saw {:.1f} µs of GPU kernels per forward but the timing events "
-                     "measured {:.1f} µs: work runs on streams the timing does not cover",
-                     kernel_us, timed_us),
-         kNoLocation});
+  check_profiled_kernel_time(evidence, candidate_median_ms, findings);
+  if (findings.empty()) {
+    check_wall_per_call(batches, candidate_median_ms, findings);
   }
   return findings;
 }

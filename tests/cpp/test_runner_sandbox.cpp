@@ -395,6 +395,7 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
   EXPECT_NE(env.find("TRITON_CACHE_DIR=" + (root_ / "candidate" / "triton-cache").string()),
             std::string::npos);
   EXPECT_NE(env.find("TRITON_INTERPRET=1"), std::string::npos);
+  EXPECT_NE(env.find("TEARDOWN_CUPTI=1"), std::string::npos) << "CUPTI must not stay attached after tracing";
   EXPECT_TRUE(
       worker.sandbox_status()["layers"]["environment"].get<std::string>().starts_with("on (only PATH"));
 }

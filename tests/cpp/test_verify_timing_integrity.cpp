@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "verify/timed_values.hpp"
 #include "verify/timing_integrity.hpp"
 
 namespace kforge::verify {
@@ -12,27 +13,36 @@ RuntimeEvidence gpu_evidence(long launches_per_call, double kernel_us) {
   return evidence;
 }
 
+TimedBatch batch(double wall_ms, std::vector<double> samples, long launches, long calls) {
+  TimedBatch timed;
+  timed.wall_ms = wall_ms;
+  timed.samples_ms = std::move(samples);
+  timed.own_launches = launches;
+  timed.calls = calls;
+  return timed;
+}
+
 TEST(TimingIntegrity, HonestBatchesPass) {
-  const std::vector<TimedBatch> batches{{5.0, {1.0, 1.0, 1.0}, 6, 3, {}}};
+  const std::vector<TimedBatch> batches{batch(5.0, {1.0, 1.0, 1.0}, 6, 3)};
   EXPECT_TRUE(timing_integrity_findings(batches, gpu_evidence(2, 900.0), 1.0).empty());
 }
 
 TEST(TimingIntegrity, MoreReportedTimeThanWallTimeIsTampering) {
-  const std::vector<TimedBatch> batches{{2.0, {1.0, 1.0, 1.0}, 3, 3, {}}};
+  const std::vector<TimedBatch> batches{batch(2.0, {1.0, 1.0, 1.0}, 3, 3)};
   const auto findings = timing_integrity_findings(batches, gpu_evidence(1, 900.0), 1.0);
   ASSERT_FALSE(findings.empty());
   EXPECT_EQ(findings.front().rule_id, "timer-tampering");
 }
 
 TEST(TimingIntegrity, FewerLaunchesWhileTimedMeansSkippedWork) {
-  const std::vector<TimedBatch> batches{{50.0, {0.1, 0.1, 0.1, 0.1}, 1, 4, {}}};
+  const std::vector<TimedBatch> batches{batch(50.0, {0.1, 0.1, 0.1, 0.1}, 1, 4)};
   const auto findings = timing_integrity_findings(batches, gpu_evidence(1, 90.0), 0.1);
   ASSERT_FALSE(findings.empty());
   EXPECT_EQ(findings.front().rule_id, "timing-kernels-skipped");
 }
 
 TEST(TimingIntegrity, ProfiledKernelTimeFarAboveTheEventsMeansHiddenWork) {
-  const std::vector<TimedBatch> batches{{50.0, {0.1, 0.1}, 2, 2, {}}};
+  const std::vector<TimedBatch> batches{batch(50.0, {0.1, 0.1}, 2, 2)};
   const auto findings = timing_integrity_findings(batches, gpu_evidence(1, 400.0), 0.1);
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings.front().rule_id, "hidden-gpu-work");
@@ -41,16 +51,90 @@ TEST(TimingIntegrity, ProfiledKernelTimeFarAboveTheEventsMeansHiddenWork) {
 }
 
 TEST(TimingIntegrity, UnreportedLaunchCountsAreNotHeldAgainstTheCandidate) {
-  const std::vector<TimedBatch> batches{{50.0, {0.1}, -1, 1, {}}};
+  const std::vector<TimedBatch> batches{batch(50.0, {0.1}, -1, 1)};
   EXPECT_TRUE(timing_integrity_findings(batches, gpu_evidence(1, 90.0), 0.1).empty());
 }
 
 TEST(TimingIntegrity, ReplacedTimingFunctionsAreTampering) {
-  const std::vector<TimedBatch> batches{{50.0, {0.1, 0.1}, 2, 2, {"Event.elapsed_time"}}};
+  auto timed = batch(50.0, {0.1, 0.1}, 2, 2);
+  timed.replaced_timing_functions = {"Event.elapsed_time"};
+  const std::vector<TimedBatch> batches{timed};
   const auto findings = timing_integrity_findings(batches, RuntimeEvidence{}, 0.1);
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].rule_id, "timer-tampering");
   EXPECT_NE(findings[0].message.find("Event.elapsed_time"), std::string::npos);
+}
+
+TEST(TimingIntegrity, SideStreamLaunchesWhileTimedAreReported) {
+  auto timed = batch(50.0, {0.1, 0.1}, 2, 2);
+  timed.side_stream_launches = 2;
+  const auto findings = timing_integrity_findings({timed}, gpu_evidence(1, 90.0), 0.1);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].rule_id, "side-stream-launch");
+}
+
+TEST(TimingIntegrity, StateLeftOnInputsByTimedCallsRejects) {
+  auto timed = batch(50.0, {0.1, 0.1}, 2, 2);
+  timed.input_attributes = {"input 0 has attribute(s) 'calls'"};
+  const auto findings = timing_integrity_findings({timed}, gpu_evidence(1, 90.0), 0.1);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].rule_id, "input-attributes");
+  EXPECT_NE(findings[0].message.find("'calls'"), std::string::npos);
+}
+
+// Back-to-back calls take about max(host enqueue, device time); far more means the GPU was busy with
+// work the events did not cover (a side stream running during the sleep before each sample).
+TEST(TimingIntegrity, WallTimePerCallFarAboveHostAndEventTimeIsHiddenWork) {
+  auto timed = batch(50.0, {0.005, 0.005}, 2, 2);
+  timed.host_ms_per_call = 0.03;  // a launch-bound call: the host takes 30 µs, the device 5 µs
+  timed.wall_ms_per_call = 0.035;
+  EXPECT_TRUE(timing_integrity_findings({timed}, gpu_evidence(1, 5.0), 0.005).empty());
+  timed.wall_ms_per_call = 0.5;  // half a millisecond of GPU work somewhere else per call
+  const auto findings = timing_integrity_findings({timed}, gpu_evidence(1, 5.0), 0.005);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].rule_id, "hidden-gpu-work");
+}
+
+TEST(TimingIntegrity, DeviceBoundCallsPassTheWallCheck) {
+  auto timed = batch(500.0, {1.0, 1.0}, 2, 2);
+  timed.host_ms_per_call = 0.02;
+  timed.wall_ms_per_call = 0.97;  // warm L2 back to back: a little faster than the cold samples
+  EXPECT_TRUE(timing_integrity_findings({timed}, gpu_evidence(1, 950.0), 1.0).empty());
+  timed.wall_ms_per_call = -1.0;  // not measured: nothing to hold against the candidate
+  EXPECT_TRUE(timing_integrity_findings({timed}, gpu_evidence(1, 950.0), 1.0).empty());
+}
+
+TEST(TimedValues, SetsFitTheByteBudgetButAreNeverFewerThanTwo) {
+  EXPECT_EQ(timing_value_sets(0), kMaxTimingValueSets);
+  EXPECT_EQ(timing_value_sets(std::uint64_t{1} << 20), kMaxTimingValueSets);
+  EXPECT_EQ(timing_value_sets(kTimingValueSetBytes / 3), 3U);
+  EXPECT_EQ(timing_value_sets(kTimingValueSetBytes), 2U);
+  EXPECT_EQ(timing_value_sets(std::uint64_t{40} << 30), 2U);
+}
+
+TEST(TimedValues, OrderNeverRepeatsASetTwiceInARowAndUsesEverySet) {
+  std::mt19937_64 random(12345);
+  const auto order = value_set_order(400, 4, random, 2);
+  ASSERT_EQ(order.size(), 400U);
+  EXPECT_NE(order.front(), 2);
+  std::vector<int> counts(4, 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    ASSERT_GE(order[i], 0);
+    ASSERT_LT(order[i], 4);
+    ++counts[static_cast<std::size_t>(order[i])];
+    if (i > 0) {
+      EXPECT_NE(order[i], order[i - 1]) << "at " << i;
+    }
+  }
+  for (const int count : counts) {
+    EXPECT_GT(count, 60);  // about 100 each
+  }
+}
+
+TEST(TimedValues, OneSetGivesAnOrderOfZeros) {
+  std::mt19937_64 random(1);
+  EXPECT_EQ(value_set_order(3, 1, random, -1), (std::vector<int>{0, 0, 0}));
+  EXPECT_TRUE(value_set_order(0, 4, random, -1).empty());
 }
 
 }  // namespace

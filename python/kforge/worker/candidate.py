@@ -19,7 +19,14 @@ from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timing import SampleTimer, replaced_timing_functions
+from kforge.worker.timed_outputs import TimedOutputLog, copy_values, input_attribute_problems
+from kforge.worker.timing import (
+    Pacing,
+    SampleTimer,
+    WarmUpPolicy,
+    kforge_tensor_ops,
+    replaced_timing_functions,
+)
 from kforge.worker.trace import ForwardTrace, LaunchLog, LaunchRecorder, traced_forward
 from kforge.worker.tracebacks import exception_summary
 
@@ -33,6 +40,10 @@ class CandidateState:
     importer: SharedTensorImporter | None = None
     exporter: SharedTensorExporter | None = None
     timing_inputs: list[Any] | None = None
+    value_sets: list[list[Any]] = field(default_factory=list)  # the judge's timing input values, by set
+    value_importer: SharedTensorImporter | None = None
+    timed_log: TimedOutputLog = field(default_factory=TimedOutputLog)
+    pacing: Pacing = field(default_factory=Pacing)
     timer: SampleTimer | None = None
     init_buffers: list[SharedTensorImporter] = field(default_factory=list)
     inputs: list[Any] | None = None  # the last trial's inputs, kept for an input-refresh rerun
@@ -232,11 +243,16 @@ class CandidateWorker:
             state.inputs = self._open_inputs(request["inputs"])
         assert state.inputs is not None
         result, trace = self._traced_call(state.inputs, bool(request.get("ghost")))
-        return {**self._export_result(result, state.inputs), "trace": trace.to_json()}
+        trace_json = {**trace.to_json(), "input_attributes": input_attribute_problems(state.inputs)}
+        return {**self._export_result(result, state.inputs), "trace": trace_json}
 
     def _export_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
         state = self.state
         state.exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
+        return self._encode_result(result, inputs)
+
+    def _encode_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
+        """The result's outputs exported with the current exporter."""
         container = type(result).__name__ if isinstance(result, (tuple, list)) else None
         outputs = correctness.flatten_outputs(result)
         if container is not None and len(outputs) > correctness.MAX_OUTPUTS:
@@ -267,56 +283,152 @@ class CandidateWorker:
         if state.importer is not None:
             state.importer.release()
             state.importer = None
+        if state.value_importer is not None:
+            state.value_importer.release()
+            state.value_importer = None
         state.timing_inputs = None
+        state.value_sets = []
+        state.timed_log = TimedOutputLog()
+        state.pacing = Pacing()
         return {}
 
-    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _open_timing_inputs(self, request: dict[str, Any]) -> None:
+        """The timing input buffers and, read-only by contract, the judge's value sets to copy into them."""
         state = self.state
-        if state.device.type != "cuda":
-            raise WorkerError("usage", "timing needs a CUDA device")
+        self.release({})
+        state.timing_inputs = self._open_inputs(request["inputs"])
+        encoded_sets = request.get("value_sets") or []
+        if encoded_sets:
+            state.value_importer = SharedTensorImporter(
+                state.device, state.transfer_dir, cuda_driver_for(state.device)
+            )
+            importer = state.value_importer
+            state.value_sets = [
+                [values.decode(item, importer.open) for item in encoded] for encoded in encoded_sets
+            ]
+        state.timed_log = TimedOutputLog(
+            output_problem=lambda item: _output_problem(item, state.timing_inputs or [])
+        )
+
+    def _timer(self) -> SampleTimer:
+        state = self.state
+        if state.timer is None:
+            try:
+                state.timer = SampleTimer.for_device(state.device)
+            except ValueError as exc:
+                raise WorkerError("usage", str(exc)) from None
+        return state.timer
+
+    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One batch of timed calls (kforge.worker.timing): an optional warm-up, `count` samples, then
+        `wall_calls` back-to-back calls. Before each sample the value set named by `value_order` is
+        copied into the timing inputs; after it, the output is kept for the judge (timed_output)."""
+        state = self.state
         if "inputs" in request:
-            self.release({})
-            state.timing_inputs = self._open_inputs(request["inputs"])
+            self._open_timing_inputs(request)
         if state.timing_inputs is None:
             raise WorkerError("protocol", "the first time request must carry the inputs")
-        if state.timer is None:
-            state.timer = SampleTimer(state.device)
+        timer = self._timer()
         inputs = state.timing_inputs
-        self._call(inputs)  # surfaces errors as a verdict before timing starts
+        count = int(request["count"])
+        order = [int(index) for index in request.get("value_order", [])]
+        sets = state.value_sets
+        if sets and (len(order) != count or any(not 0 <= index < len(sets) for index in order)):
+            raise WorkerError("protocol", f"value_order must name one of {len(sets)} value sets per sample")
+        last_use = {index: position for position, index in enumerate(order)}
+        warmup = WarmUpPolicy.from_request(request.get("warmup"))
+        attribute_problems: list[str] = []
+
+        def load_values(index: int) -> None:
+            self._poison_last_output()
+            if sets:
+                copy_values(inputs, sets[index])
 
         def call() -> object:
             with torch.no_grad():
                 state.last_timed_output = state.model(*inputs) if state.model is not None else None
             return state.last_timed_output
 
-        count = int(request["count"])
+        def after_call(j: int) -> None:
+            value_set = order[j] if sets else 0
+            state.timed_log.record(
+                state.last_timed_output, value_set, keep_whole=last_use.get(value_set, j) == j
+            )
+            for problem in input_attribute_problems(inputs):
+                if problem not in attribute_problems:
+                    attribute_problems.append(problem)
+
+        if "inputs" in request:
+            load_values(order[0] if sets and order else 0)
+            self._call(inputs)  # surfaces errors (and compile errors) as a verdict before timing starts
+        wall_calls = int(request.get("wall_calls", 0))
+        reply: dict[str, Any] = {}
         try:
-            state.timer.warm_up(call, int(request.get("warmup", 0)))
+            if warmup is not None:
+                warm = timer.warm_up(call, state.pacing, warmup, lambda j: load_values(j % max(1, len(sets))))
+                reply["warmup"] = warm.to_json()
             with state.recorder.recording(LaunchLog(), state.device) as launches:
-                samples = state.timer.samples_ms(call, count, self._poison_last_output)
+                batch = timer.samples(
+                    call, count, state.pacing, lambda j: load_values(order[j] if sets else 0), after_call
+                )
+                if wall_calls > 0:
+                    wall = timer.wall_per_call(call, wall_calls)
+                    after_call(count - 1)  # the wall loop's last output, on the last sample's values
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("forward_error", exc) from None
-        return {
-            "samples_ms": samples,
-            "own_launches": launches.own_total(),
-            "calls": count,
-            "replaced_timing_functions": replaced_timing_functions(),
-        }
+        reply.update(
+            samples_ms=batch.samples_ms,
+            own_launches=launches.own_total(),
+            side_stream_launches=sum(launches.side_stream.values()),
+            calls=count + wall_calls,
+            replaced_timing_functions=replaced_timing_functions(),
+            input_attributes=attribute_problems,
+            host_exposed=batch.host_exposed,
+            sample_cost_ms=batch.sample_cost_ms,
+            sleep_us=batch.sleep_us,
+            checked_calls=len(state.timed_log.rows),
+        )
+        if wall_calls > 0:
+            reply.update(wall_ms_per_call=wall.wall_ms_per_call, host_ms_per_call=wall.host_ms_per_call)
+        return reply
 
     def _poison_last_output(self) -> None:
         """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
         cannot return a recycled block (or a cached tensor) that still holds a correct result."""
-        for item in correctness.flatten_outputs(self.state.last_timed_output):
-            if type(item) is torch.Tensor and item.numel() > 0:
-                item.fill_(float("nan") if item.is_floating_point() else -1)
+        with kforge_tensor_ops():
+            for item in correctness.flatten_outputs(self.state.last_timed_output):
+                if type(item) is torch.Tensor and item.numel() > 0:
+                    item.fill_(float("nan") if item.is_floating_point() else -1)
 
     def timed_output(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Shares the output of the last timed call, so the judge can check what was timed."""
+        """Shares what was kept of the timed calls, so the judge can check what was timed: the last
+        output of each value set (`slots`) and sampled elements of every timed output (`rows`, one row
+        per timed call in order, at `positions` of the flattened output)."""
         state = self.state
+        log = state.timed_log
         if state.timing_inputs is None or state.last_timed_output is None:
             raise WorkerError("protocol", "timed_output needs a finished time request")
         self._release_outputs()
-        return self._export_result(state.last_timed_output, state.timing_inputs)
+        if log.problems or not log.rows:
+            return {"problems": log.problems or ["no timed call returned a checkable output"], "slots": []}
+        inputs = state.timing_inputs
+        exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
+        state.exporter = exporter
+        outputs = len(log.positions)
+        with kforge_tensor_ops():
+            slots = [
+                {"set": value_set, **self._encode_result(log.slot_result(value_set), inputs)}
+                for value_set in sorted(log.slots)
+            ]
+            rows = [exporter.export(log.sampled_rows(index)) for index in range(outputs)]
+            positions = [exporter.export(log.positions[index]) for index in range(outputs)]
+        return {
+            "problems": [],
+            "slots": slots,
+            "rows": rows,
+            "positions": positions,
+            "row_count": len(log.rows),
+        }
 
 
 def candidate_exception(exc: BaseException) -> dict[str, Any]:

@@ -22,12 +22,15 @@ from kforge.worker.runtime import (
     select_device,
     to_device,
 )
+from kforge.worker.sampled_check import first_wrong_row, sampled_reference
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timing import SampleTimer
+from kforge.worker.timed_outputs import copy_values, tensors_in
+from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 
 SMALL_SIZES_NAME = "KFORGE_SMALL"
-DEFAULT_REFERENCE_CACHE = 8  # seeds whose inputs and outputs a judge keeps (trials, probe, timing)
+# Seeds whose inputs and outputs a judge keeps: 5 trials, the runtime probe, 4 timing value sets, spare.
+DEFAULT_REFERENCE_CACHE = 12
 
 
 @dataclass
@@ -39,6 +42,10 @@ class Trial:
     reference: list[Any]
     reference_container: str | None = None  # "tuple"/"list" when forward returned several outputs
     private_inputs: list[Any] | None = None  # a private copy for timing the reference, made on demand
+    # Timing trial: the input value sets rotated through the timing inputs (set 0: this trial's own)
+    value_sets: list[Reference] = field(default_factory=list)
+    value_shared: list[list[torch.Tensor]] = field(default_factory=list)  # each set's buffers, shared
+    pacing: dict[str, Pacing] = field(default_factory=dict)  # per baseline: the reference's host pace
 
 
 @dataclass
@@ -121,6 +128,8 @@ class Judge:
             "check_trial": self.check_trial,
             "end_trial": self.end_trial,
             "refresh_trial": self.refresh_trial,
+            "add_value_sets": self.add_value_sets,
+            "check_timed": self.check_timed,
             "time": self.time,
         }
 
@@ -375,29 +384,215 @@ class Judge:
             state.compiled_model = torch.compile(state.model)
         return state.compiled_model
 
-    def time(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Time the reference (eager or compiled) on its private copy of a trial's inputs."""
+    def _timer(self) -> SampleTimer:
         state = self.state
-        if state.device.type != "cuda":
-            raise WorkerError("usage", "timing needs a CUDA device")
-        trial = self._trial(request)
-        model = self._timed_model(str(request.get("baseline", "eager")))
         if state.timer is None:
-            state.timer = SampleTimer(state.device)
+            try:
+                state.timer = SampleTimer.for_device(state.device)
+            except ValueError as exc:
+                raise WorkerError("usage", str(exc)) from None
+        return state.timer
+
+    def time(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Times the reference (eager or compiled) on its private copy of the timing inputs, exactly as
+        the candidate worker times the candidate (kforge.worker.timing): an optional warm-up, `count`
+        samples with the value set named by `value_order` copied in before each, `wall_calls`
+        back-to-back calls."""
+        state = self.state
+        timer = self._timer()
+        trial = self._trial(request)
+        baseline = str(request.get("baseline", "eager"))
+        model = self._timed_model(baseline)
         if trial.private_inputs is None:
             trial.private_inputs = [_clone(value) for value in trial.reference_inputs]
         inputs = trial.private_inputs
+        sets = trial.value_sets
+        count = int(request["count"])
+        order = [int(index) for index in request.get("value_order", [])]
+        if sets and (len(order) != count or any(not 0 <= index < len(sets) for index in order)):
+            raise WorkerError("protocol", f"value_order must name one of {len(sets)} value sets per sample")
+        pacing = trial.pacing.setdefault(baseline, Pacing())
+        warmup = WarmUpPolicy.from_request(request.get("warmup"))
+        wall_calls = int(request.get("wall_calls", 0))
+
+        def load_values(index: int) -> None:
+            if sets:
+                copy_values(inputs, sets[index].inputs)
 
         def call() -> object:
             with torch.no_grad():
                 return model(*inputs)
 
+        reply: dict[str, Any] = {}
         try:
-            state.timer.warm_up(call, int(request.get("warmup", 0)))
-            samples = state.timer.samples_ms(call, int(request["count"]))
+            if warmup is not None:
+                warm = timer.warm_up(call, pacing, warmup, lambda j: load_values(j % max(1, len(sets))))
+                reply["warmup"] = warm.to_json()
+            batch = timer.samples(call, count, pacing, lambda j: load_values(order[j] if sets else 0))
+            if wall_calls > 0:
+                wall = timer.wall_per_call(call, wall_calls)
+                reply.update(wall_ms_per_call=wall.wall_ms_per_call, host_ms_per_call=wall.host_ms_per_call)
         except BaseException as exc:  # noqa: BLE001 - torch.compile may fail on the problem's model
-            raise _problem_error(f"{request.get('baseline', 'eager')} baseline", exc, state) from None
-        return {"samples_ms": samples}
+            raise _problem_error(f"{baseline} baseline", exc, state) from None
+        reply.update(
+            samples_ms=batch.samples_ms,
+            host_exposed=batch.host_exposed,
+            sample_cost_ms=batch.sample_cost_ms,
+            sleep_us=batch.sleep_us,
+        )
+        return reply
+
+    def add_value_sets(self, request: dict[str, Any]) -> dict[str, Any]:
+        """More input value sets for a timing trial, from `seeds`: each set's inputs are shared with the
+        candidate in buffers of their own (copied into the timing inputs between samples), and its
+        reference outputs kept to check the timed calls. At most `max_bytes` of inputs in all; sets
+        whose shapes, dtypes or non-tensor arguments differ from the trial's are not used."""
+        state = self.state
+        trial = self._trial(request)
+        first = Reference(trial.reference_inputs, trial.reference, trial.reference_container, [])
+        sets = [first]
+        set_bytes = sum(v.nbytes for v in first.inputs if isinstance(v, torch.Tensor))
+        budget = int(request.get("max_bytes", 0))
+        if state.device.type == "cuda":
+            budget = min(budget, torch.cuda.mem_get_info(state.device)[0] // 4)
+        reason = None
+        for seed in request.get("seeds", []):
+            if set_bytes * (len(sets) + 1) > budget:
+                reason = f"the timing inputs ({set_bytes} bytes a set) leave no room for more value sets"
+                break
+            fresh = self._reference(int(seed))
+            reason = _value_set_mismatch(first.inputs, fresh.inputs)
+            if reason is not None:
+                break
+            sets.append(fresh)
+        if len(sets) < 2:
+            return {"value_sets": [], "count": 1, "reason": reason}
+        exporter = trial.exporter
+        encoded_sets = []
+        trial.value_shared = []
+        for value_set in sets:
+            shared: list[torch.Tensor] = []
+
+            def export_and_keep(tensor: torch.Tensor, shared: list[torch.Tensor] = shared) -> dict[str, Any]:
+                descriptor = exporter.export(tensor)
+                shared.append(exporter.last_view)
+                return descriptor
+
+            encoded_sets.append([values.encode(value, export_and_keep) for value in value_set.inputs])
+            trial.value_shared.append(shared)
+        trial.value_sets = sets
+        return {"value_sets": encoded_sets, "count": len(sets), "reason": reason}
+
+    def check_timed(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Checks what the candidate kept of its timed calls against the references of the value sets
+        they ran on: the whole last output of each set (`slots`) and sampled elements of every timed
+        call (`rows`, the set of each in `order`); and that no timing input or value set was modified."""
+        trial = self._trial(request)
+        sets = trial.value_sets or [
+            Reference(trial.reference_inputs, trial.reference, trial.reference_container, [])
+        ]
+        importer = self._importer(request)
+        try:
+            failures, checks = self._check_timed_inputs(trial, sets, int(request.get("last_set", 0)))
+            for slot in request.get("slots", []):
+                value_set = int(slot.get("set", -1))
+                if not 0 <= value_set < len(sets):
+                    failures.append(f"a kept timed output names value set {value_set} of {len(sets)}")
+                    continue
+                reference = sets[value_set]
+                probe = Trial(
+                    trial.exporter, [], [], reference.inputs, reference.outputs, reference.container
+                )
+                result = self._compare(probe, {**request, **slot}, importer)
+                failures += [
+                    f"last timed output on value set {value_set}: {text}" for text in result["failures"]
+                ]
+                checks += result["checks"]
+            sampled = self._check_sampled_rows(sets, request, importer)
+            failures += sampled
+            checks += ["output-mismatch"] * len(sampled)
+        finally:
+            importer.release()
+        return {"passed": not failures, "failures": failures, "checks": checks}
+
+    def _check_timed_inputs(
+        self, trial: Trial, sets: list[Reference], last_set: int
+    ) -> tuple[list[str], list[str]]:
+        last = sets[last_set] if 0 <= last_set < len(sets) else sets[0]
+        pristine = tensors_in(last.inputs)
+        failures = []
+        mutated = correctness.mutated_inputs(trial.shared, pristine)
+        if mutated:
+            failures.append(f"the timed calls modified tensor input(s) {mutated} in place")
+        for index, (shared, value_set) in enumerate(zip(trial.value_shared, sets, strict=False)):
+            if correctness.mutated_inputs(shared, tensors_in(value_set.inputs)):
+                failures.append(f"the candidate wrote into the timing value set {index}")
+        return failures, ["input-mutation"] * len(failures)
+
+    def _check_sampled_rows(
+        self, sets: list[Reference], request: dict[str, Any], importer: SharedTensorImporter
+    ) -> list[str]:
+        order = [int(index) for index in request.get("order", [])]
+        rows_encoded, positions_encoded = request.get("rows", []), request.get("positions", [])
+        reference = sets[0].outputs
+        if len(rows_encoded) != len(reference) or len(positions_encoded) != len(reference):
+            return [f"the timed calls kept {len(rows_encoded)} output(s), the reference has {len(reference)}"]
+        if any(not 0 <= index < len(sets) for index in order):
+            return ["a timed call names a value set that does not exist"]
+        failures = []
+        for output, (rows_descriptor, positions_descriptor) in enumerate(
+            zip(rows_encoded, positions_encoded, strict=True)
+        ):
+            try:
+                rows, positions = importer.open(rows_descriptor), importer.open(positions_descriptor)
+            except (KeyError, TypeError, ValueError, OSError, RuntimeError) as exc:
+                raise WorkerError(
+                    "bad_output", f"timed output samples could not be read back: {exc}"
+                ) from None
+            expected = sampled_reference(
+                [sets[index].outputs[output] for index in order], positions, rows.shape
+            )
+            if isinstance(expected, str):
+                failures.append(f"timed output {output}: {expected}")
+                continue
+            if rows.dtype != expected.dtype:
+                failures.append(
+                    f"timed output {output} is {values.dtype_name(rows.dtype)}, "
+                    f"expected {values.dtype_name(expected.dtype)}"
+                )
+                continue
+            tolerance = correctness.resolve_tolerance(
+                expected.dtype, request.get("atol"), request.get("rtol")
+            )
+            wrong = first_wrong_row(rows, expected, tolerance)
+            if wrong is not None:
+                failures.append(
+                    f"output {output} of timed call {wrong + 1} of {len(order)} (value set {order[wrong]}) "
+                    "differs from the reference at sampled elements"
+                )
+        return failures
+
+
+def _value_set_mismatch(first: list[Any], other: list[Any]) -> str | None:
+    """Why another seed's inputs cannot be rotated through the same buffers (None if they can)."""
+    if len(first) != len(other):
+        return "get_inputs() gives another number of inputs for another seed"
+    for index, (a, b) in enumerate(zip(first, other, strict=True)):
+        if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
+            return f"input {index} is a tensor for one seed and not for another"
+        if isinstance(a, torch.Tensor):
+            if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+                return f"get_inputs() gives input {index} another shape or dtype for another seed"
+        elif type(a) is not type(b) or not _same_value(a, b):
+            return f"get_inputs() gives non-tensor input {index} another value for another seed"
+    return None
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a value whose == is not a truth value (an array) counts as different
+        return False
 
 
 def main() -> None:

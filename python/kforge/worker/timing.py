@@ -1,29 +1,58 @@
 """GPU sample timing shared by the judge (reference) and the candidate worker (candidate).
 
-Each sample: flush L2 by writing a buffer larger than L2, then device events around one call. The
-flush is queued before the start event, so the call's launch overhead hides behind it and the events
-measure device time with a cold cache. Statistics and stopping live in the C++ supervisor.
+One sample (docs/verdict.md, "Performance"):
+ 1. untimed, the caller's before_sample (new input values copied into the timing inputs);
+ 2. the L2 flush: a write of max(2 x L2, 128 MiB);
+ 3. a device sleep (torch.cuda._sleep) that keeps the stream busy for 3x the call's recent host enqueue
+    time (at least 20 µs, at most 50 ms), so that the host has queued the whole call before the GPU
+    reaches the start event;
+ 4. start event, the call, end event; then, untimed, the caller's after_sample.
+The events therefore measure the call's device execution with a cold L2: host launch overhead is not
+in them, in either worker, whatever the process's instrumentation costs on the host (the launch
+recorder, CUPTI). Measured on the H100 (issue 31): the flush-only method counted host launch gaps
+whenever the host was slower than the flush, 4.5 µs of device work read as 30-80 µs.
+The wall time of synchronised back-to-back calls is measured too (wall_per_call), for information.
+Statistics and stopping live in the C++ supervisor.
 
-The timing functions are bound when this module is imported, which the candidate worker does before
-it imports the candidate: a candidate that later replaces torch.cuda.Event, its methods,
-torch.cuda.synchronize or torch.cuda.current_stream changes nothing that is measured, and
-replaced_timing_functions() names what it replaced, so the verdict can reject it.
+Everything kforge does to tensors here (flush, value copies, output checks) runs with Python dispatch
+and torch-function handling disabled (kforge_tensor_ops), so a mode the candidate left active sees
+none of it. The timing functions are bound when this module is imported, which the candidate worker
+does before it imports the candidate: a candidate that later replaces them changes nothing that is
+measured, and replaced_timing_functions() names what it replaced, so the verdict can reject it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import gc
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import torch
 
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
+HOST_MARGIN = 3.0  # the sleep lasts this many times the call's recent host enqueue time
+MIN_SLEEP_US = 20.0
+MAX_SLEEP_US = 50_000.0  # a call that needs longer on the host has its host gaps timed (reported)
+HOST_WINDOW = 32  # host enqueue times the sleep is sized from
+HOST_PERCENTILE = 0.9
+CALIBRATION_CYCLES = 1_000_000  # about 0.5 ms of spinning at 2 GHz
+CALIBRATION_ROUNDS = 5
 
 _EVENT = torch.cuda.Event
 _RECORD = torch.cuda.Event.record
 _ELAPSED_TIME = torch.cuda.Event.elapsed_time
 _SYNCHRONIZE = torch.cuda.synchronize
 _CURRENT_STREAM = torch.cuda.current_stream
+_SLEEP = torch.cuda._sleep
+_NO_TORCH_DISPATCH = torch._C._DisableTorchDispatch
+_NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
+_ZERO = torch.Tensor.zero_
+_PERF_COUNTER = time.perf_counter
 
 # (owner, attribute) pairs whose value at import is the honest one.
 _WATCHED: tuple[tuple[Any, str], ...] = (
@@ -33,6 +62,7 @@ _WATCHED: tuple[tuple[Any, str], ...] = (
     (torch.cuda, "current_stream"),
     (torch.cuda, "set_stream"),
     (torch.cuda, "stream"),
+    (torch.cuda, "_sleep"),
     (torch.cuda.Event, "record"),
     (torch.cuda.Event, "elapsed_time"),
     (torch.cuda.Event, "synchronize"),
@@ -42,6 +72,14 @@ _WATCHED: tuple[tuple[Any, str], ...] = (
     (torch.cuda.Event, "__new__"),
     (torch._C, "_cuda_synchronize"),
     (torch._C, "_cuda_getCurrentStream"),
+    (torch._C, "_cuda_sleep"),
+    (torch._C, "_DisableTorchDispatch"),
+    (torch._C, "DisableTorchFunction"),
+    (torch.Tensor, "copy_"),
+    (torch.Tensor, "zero_"),
+    (torch.Tensor, "fill_"),
+    (torch.Tensor, "index_select"),
+    (time, "perf_counter"),
 )
 _MISSING = object()
 _ORIGINALS = tuple(vars(owner).get(name, _MISSING) for owner, name in _WATCHED)
@@ -56,34 +94,304 @@ def replaced_timing_functions() -> list[str]:
     return replaced
 
 
-class SampleTimer:
-    """Owns the L2 flush buffer of one device; reused for every batch of samples."""
+@contextmanager
+def kforge_tensor_ops() -> Iterator[None]:
+    """kforge's own tensor operations: no TorchDispatchMode, TorchFunctionMode or tensor subclass of
+    the candidate's sees them (or can do work inside them)."""
+    with _NO_TORCH_DISPATCH(), _NO_TORCH_FUNCTION():
+        yield
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No garbage collection pass inside a timing loop (a pause there delays the host, not the GPU)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def cycles_per_us(cycles: int, elapsed_ms: list[float]) -> float:
+    """The sleep kernel's spin rate from calibration runs: the fastest one seen, so that a sleep sized
+    with it never ends sooner than asked when the clock rises later."""
+    rates = [cycles / (ms * 1000.0) for ms in elapsed_ms if ms > 0 and math.isfinite(ms)]
+    if not rates:
+        raise ValueError(f"no usable calibration time among {elapsed_ms!r}: expected positive milliseconds")
+    return max(rates)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The value at the given fraction of the sorted values (nearest rank, no interpolation)."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))
+    return ordered[rank]
+
+
+def sleep_us_for(host_us: list[float]) -> float:
+    """How long the device sleeps before a sample: HOST_MARGIN x the recent host enqueue time (its
+    90th percentile), within [MIN_SLEEP_US, MAX_SLEEP_US]."""
+    if not host_us:
+        return MIN_SLEEP_US
+    return min(MAX_SLEEP_US, max(MIN_SLEEP_US, HOST_MARGIN * percentile(host_us, HOST_PERCENTILE)))
+
+
+@dataclass
+class Pacing:
+    """The host enqueue times of one timed callable, which size its sleeps."""
+
+    host_us: deque[float] = field(default_factory=lambda: deque(maxlen=HOST_WINDOW))
+
+    def observe(self, host_us: float) -> None:
+        self.host_us.append(host_us)
+
+    def sleep_us(self) -> float:
+        return sleep_us_for(list(self.host_us))
+
+
+@dataclass(frozen=True)
+class WarmUpPolicy:
+    """Warm-up runs full samples in chunks until at least min_calls calls and min_ms of wall time have
+    passed and two consecutive chunk medians agree within tolerance (Triton JIT and autotuning, the
+    allocator and the GPU clock have settled), or until max_ms."""
+
+    min_calls: int = 10
+    min_ms: float = 30.0
+    max_ms: float = 500.0
+    tolerance: float = 0.03
+    chunk_ms: float = 10.0  # a chunk lasts about this long
+    max_chunk: int = 50
+
+    @staticmethod
+    def from_request(value: Any) -> WarmUpPolicy | None:
+        """The request's "warmup": an object of these fields, or absent/false for none."""
+        if not value:
+            return None
+        if not isinstance(value, dict):
+            return WarmUpPolicy()
+        known = {name: value[name] for name in WarmUpPolicy.__dataclass_fields__ if name in value}
+        return WarmUpPolicy(**known)
+
+    def chunk_size(self, sample_ms: float) -> int:
+        if sample_ms <= 0 or not math.isfinite(sample_ms):
+            return self.max_chunk
+        return max(2, min(self.max_chunk, round(self.chunk_ms / sample_ms)))
+
+    def settled(self, medians: list[float], calls: int, elapsed_ms: float) -> bool:
+        if elapsed_ms >= self.max_ms:
+            return True
+        if calls < self.min_calls or elapsed_ms < self.min_ms or len(medians) < 2:
+            return False
+        previous, last = medians[-2], medians[-1]
+        return abs(last - previous) <= self.tolerance * max(previous, last)
+
+
+@dataclass
+class SampleBatch:
+    samples_ms: list[float]
+    host_exposed: int  # samples whose host enqueue outlasted the sleep (host gaps may be in the events)
+    sample_cost_ms: float  # wall time of the loop per sample (flush, sleep, call, checks)
+    sleep_us: float  # median sleep
+
+
+@dataclass
+class WallBatch:
+    wall_ms_per_call: float  # synchronised back-to-back calls: wall time / calls
+    host_ms_per_call: float  # the host's time to enqueue them / calls
+
+
+@dataclass
+class WarmUp:
+    calls: int
+    elapsed_ms: float
+    chunk_medians_ms: list[float]
+    settled: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "elapsed_ms": self.elapsed_ms,
+            "chunk_medians_ms": self.chunk_medians_ms,
+            "settled": self.settled,
+        }
+
+
+class DeviceClock(Protocol):
+    """What a timing loop needs from the device."""
+
+    def flush(self) -> None: ...
+    def sleep(self, microseconds: float) -> None: ...
+    def event(self) -> Any: ...
+    def record(self, event: Any) -> None: ...
+    def elapsed_ms(self, start: Any, end: Any) -> float: ...
+    def synchronize(self) -> None: ...
+
+
+class CudaClock:
+    """CUDA events, the L2 flush buffer and the calibrated sleep of one device, all on its current stream."""
 
     def __init__(self, device: torch.device) -> None:
         properties = torch.cuda.get_device_properties(device)
         flush_bytes = max(MIN_FLUSH_BYTES, 2 * int(getattr(properties, "L2_cache_size", 0)))
         self._device = device
-        self._flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
+        with kforge_tensor_ops():
+            self._flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
+        self.cycles_per_us = self._calibrate()
 
-    def warm_up(self, call: Callable[[], object], count: int) -> None:
-        for _ in range(count):
-            call()
+    def _calibrate(self) -> float:
+        elapsed = []
+        for _ in range(CALIBRATION_ROUNDS):
+            start, end = self.event(), self.event()
+            self.record(start)
+            _SLEEP(CALIBRATION_CYCLES)
+            self.record(end)
+            self.synchronize()
+            elapsed.append(self.elapsed_ms(start, end))
+        return cycles_per_us(CALIBRATION_CYCLES, elapsed)
+
+    def flush(self) -> None:
+        with kforge_tensor_ops():
+            _ZERO(self._flush)
+
+    def sleep(self, microseconds: float) -> None:
+        _SLEEP(max(1, int(microseconds * self.cycles_per_us)))
+
+    def event(self) -> Any:
+        return _EVENT(enable_timing=True)
+
+    def record(self, event: Any) -> None:
+        _RECORD(event, _CURRENT_STREAM(self._device))  # the stream the flush, the sleep and the call use
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        return float(_ELAPSED_TIME(start, end))
+
+    def synchronize(self) -> None:
         _SYNCHRONIZE(self._device)
 
-    def samples_ms(
-        self, call: Callable[[], object], count: int, before_sample: Callable[[], None] | None = None
-    ) -> list[float]:
-        """count cold-cache samples of call, in milliseconds; before_sample runs untimed before each."""
-        stream = _CURRENT_STREAM(self._device)
-        starts = [_EVENT(enable_timing=True) for _ in range(count)]
-        ends = [_EVENT(enable_timing=True) for _ in range(count)]
-        _SYNCHRONIZE(self._device)
-        for start, end in zip(starts, ends, strict=True):
-            if before_sample is not None:
-                before_sample()
-            self._flush.zero_()
-            _RECORD(start, stream)
-            call()
-            _RECORD(end, stream)
-        _SYNCHRONIZE(self._device)
-        return [_ELAPSED_TIME(start, end) for start, end in zip(starts, ends, strict=True)]
+
+class HostClock:
+    """The host's clock in place of the device's, for exercising the timing loop without a GPU (tests).
+    kforge never reports a CPU timing."""
+
+    def flush(self) -> None:
+        pass
+
+    def sleep(self, microseconds: float) -> None:
+        pass
+
+    def event(self) -> list[float]:
+        return [0.0]
+
+    def record(self, event: list[float]) -> None:
+        event[0] = _PERF_COUNTER()
+
+    def elapsed_ms(self, start: list[float], end: list[float]) -> float:
+        return (end[0] - start[0]) * 1000.0
+
+    def synchronize(self) -> None:
+        pass
+
+
+Hook = Callable[[int], None]
+
+
+class SampleTimer:
+    """Timing loops on one device's clock; reused for every request of a worker."""
+
+    def __init__(self, clock: DeviceClock) -> None:
+        self.clock = clock
+
+    @staticmethod
+    def for_device(device: torch.device) -> SampleTimer:
+        if device.type != "cuda":
+            raise ValueError(f"timing needs a CUDA device, not {device}")
+        return SampleTimer(CudaClock(device))
+
+    def first_call(self, call: Callable[[], object], pacing: Pacing) -> None:
+        """One call outside any event (Triton compiles and autotunes here), its host time observed."""
+        start = _PERF_COUNTER()
+        call()
+        pacing.observe((_PERF_COUNTER() - start) * 1e6)
+        self.clock.synchronize()
+
+    def warm_up(
+        self,
+        call: Callable[[], object],
+        pacing: Pacing,
+        policy: WarmUpPolicy,
+        before_sample: Hook | None = None,
+    ) -> WarmUp:
+        """Full samples, discarded, until policy.settled(): the first measured sample is a steady one."""
+        self.first_call(call, pacing)
+        medians: list[float] = []
+        calls = 1
+        begin = _PERF_COUNTER()
+        elapsed_ms = 0.0
+        chunk = 2
+        while True:
+            batch = self.samples(call, chunk, pacing, before_sample)
+            calls += chunk
+            medians.append(percentile(batch.samples_ms, 0.5))
+            elapsed_ms = (_PERF_COUNTER() - begin) * 1000.0
+            if policy.settled(medians, calls, elapsed_ms):
+                break
+            chunk = policy.chunk_size(batch.sample_cost_ms)
+        return WarmUp(calls, elapsed_ms, medians, elapsed_ms < policy.max_ms)
+
+    def samples(
+        self,
+        call: Callable[[], object],
+        count: int,
+        pacing: Pacing,
+        before_sample: Hook | None = None,
+        after_sample: Hook | None = None,
+    ) -> SampleBatch:
+        """count cold-L2 device-time samples of call, in milliseconds. before_sample(j) runs untimed
+        before sample j's flush, after_sample(j) untimed after its end event."""
+        clock = self.clock
+        starts = [clock.event() for _ in range(count)]
+        ends = [clock.event() for _ in range(count)]
+        sleeps: list[float] = []
+        exposed = 0
+        with gc_paused():
+            clock.synchronize()
+            begin = _PERF_COUNTER()
+            for j, (start, end) in enumerate(zip(starts, ends, strict=True)):
+                if before_sample is not None:
+                    before_sample(j)
+                clock.flush()
+                sleep_us = pacing.sleep_us()
+                clock.sleep(sleep_us)
+                enqueue = _PERF_COUNTER()
+                clock.record(start)
+                call()
+                clock.record(end)
+                host_us = (_PERF_COUNTER() - enqueue) * 1e6
+                pacing.observe(host_us)
+                exposed += host_us > sleep_us
+                sleeps.append(sleep_us)
+                if after_sample is not None:
+                    after_sample(j)
+            clock.synchronize()
+            cost_ms = (_PERF_COUNTER() - begin) * 1000.0 / max(1, count)
+        samples = [clock.elapsed_ms(start, end) for start, end in zip(starts, ends, strict=True)]
+        return SampleBatch(samples, exposed, cost_ms, percentile(sleeps, 0.5) if sleeps else 0.0)
+
+    def wall_per_call(self, call: Callable[[], object], count: int) -> WallBatch:
+        """count back-to-back calls between two device-wide synchronisations (every stream): host
+        launch overhead, warm L2 and any work on other streams included."""
+        clock = self.clock
+        with gc_paused():
+            clock.synchronize()
+            begin = _PERF_COUNTER()
+            for _ in range(count):
+                call()
+            enqueued = _PERF_COUNTER()
+            clock.synchronize()
+            done = _PERF_COUNTER()
+        calls = max(1, count)
+        return WallBatch((done - begin) * 1000.0 / calls, (enqueued - begin) * 1000.0 / calls)

@@ -1,0 +1,347 @@
+"""The timing loop's pure pieces and its checks of the timed calls, on the CPU.
+
+Timing itself needs CUDA (bench/timing_fidelity measures it on a GPU). Here the loop runs on the host's
+clock (timing.HostClock) so the parts that do not depend on the device are exercised for real: sleep
+sizing and calibration math, warm-up stopping, the order of untimed and timed work in a sample, and the
+judge's check of the timed calls (value sets rotated through the timing inputs, sampled elements of
+every timed output, the last output of each set), with the judge and candidate workers in this process.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
+
+from kforge.worker import timing
+from kforge.worker.candidate import CandidateWorker
+from kforge.worker.correctness import Tolerance
+from kforge.worker.judge import Judge
+from kforge.worker.sampled_check import first_wrong_row, sampled_reference
+from kforge.worker.timed_outputs import TimedOutputLog, input_attribute_problems
+from kforge.worker.timing import HostClock, Pacing, SampleTimer, WarmUpPolicy
+
+# --- pure pieces -----------------------------------------------------------------------------------
+
+
+def test_sleep_rate_is_the_fastest_calibration_run() -> None:
+    # 1,000,000 cycles in 0.6 ms, 0.5 ms and 0.55 ms: 2,000 cycles per µs at the fastest clock
+    assert timing.cycles_per_us(1_000_000, [0.6, 0.5, 0.55]) == pytest.approx(2000.0)
+    assert timing.cycles_per_us(1_000_000, [0.0, float("nan"), 0.5]) == pytest.approx(2000.0)
+    with pytest.raises(ValueError, match="no usable calibration"):
+        timing.cycles_per_us(1_000_000, [0.0, -1.0])
+
+
+def test_sleep_covers_three_times_the_recent_host_enqueue_time_within_bounds() -> None:
+    assert timing.sleep_us_for([]) == timing.MIN_SLEEP_US
+    assert timing.sleep_us_for([2.0, 3.0]) == timing.MIN_SLEEP_US  # a fast host still gets 20 µs
+    window = [28.0] * 9 + [40.0]  # the 90th percentile of ten is the ninth value
+    assert timing.sleep_us_for(window) == pytest.approx(3 * 28.0)
+    window = [28.0] * 8 + [40.0, 41.0]
+    assert timing.sleep_us_for(window) == pytest.approx(3 * 40.0)
+    assert timing.sleep_us_for([1e6]) == timing.MAX_SLEEP_US
+
+
+def test_pacing_forgets_old_host_times() -> None:
+    pacing = Pacing()
+    pacing.observe(10_000.0)  # a one-off stall (JIT, a page fault)
+    for _ in range(timing.HOST_WINDOW):
+        pacing.observe(30.0)
+    assert pacing.sleep_us() == pytest.approx(90.0)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert timing.percentile([5.0, 1.0, 3.0], 0.5) == 3.0
+    assert timing.percentile([1.0, 2.0, 3.0, 4.0], 0.9) == 4.0
+    assert timing.percentile([7.0], 0.0) == 7.0
+    with pytest.raises(ValueError):
+        timing.percentile([], 0.5)
+
+
+def test_warm_up_stops_when_two_chunks_agree_after_the_minimums() -> None:
+    policy = WarmUpPolicy(min_calls=10, min_ms=30.0, max_ms=500.0, tolerance=0.03)
+    assert not policy.settled([1.0, 1.0], calls=5, elapsed_ms=100.0)  # too few calls
+    assert not policy.settled([1.0, 1.0], calls=50, elapsed_ms=10.0)  # too early
+    assert not policy.settled([1.0], calls=50, elapsed_ms=100.0)  # one chunk only
+    assert not policy.settled([1.10, 1.0], calls=50, elapsed_ms=100.0)  # still moving (clock ramp)
+    assert policy.settled([1.0, 1.02], calls=50, elapsed_ms=100.0)
+    assert policy.settled([2.0, 1.0], calls=50, elapsed_ms=600.0)  # the time limit
+
+
+def test_warm_up_chunks_last_about_ten_milliseconds() -> None:
+    policy = WarmUpPolicy()
+    assert policy.chunk_size(0.2) == 50  # small kernel: capped
+    assert policy.chunk_size(1.0) == 10
+    assert policy.chunk_size(100.0) == 2  # long kernel: at least two samples to take a median of
+    assert policy.chunk_size(0.0) == policy.max_chunk
+
+
+def test_warm_up_policy_from_a_request() -> None:
+    assert WarmUpPolicy.from_request(None) is None
+    assert WarmUpPolicy.from_request(0) is None
+    assert WarmUpPolicy.from_request(True) == WarmUpPolicy()
+    assert WarmUpPolicy.from_request({"min_calls": 3, "unknown": 1}) == WarmUpPolicy(min_calls=3)
+
+
+# --- the loop on the host's clock ------------------------------------------------------------------
+
+
+class RecordingClock(HostClock):
+    """The host clock, noting every device-side step of the loop in order."""
+
+    def __init__(self, steps: list[str]) -> None:
+        self.steps = steps
+
+    def flush(self) -> None:
+        self.steps.append("flush")
+
+    def sleep(self, microseconds: float) -> None:
+        self.steps.append(f"sleep>={microseconds:.0f}")
+
+    def record(self, event: list[float]) -> None:
+        self.steps.append("event")
+        super().record(event)
+
+
+def test_a_sample_is_values_flush_sleep_then_events_around_the_call_only() -> None:
+    steps: list[str] = []
+    timer = SampleTimer(RecordingClock(steps))
+    batch = timer.samples(
+        lambda: steps.append("call"),
+        2,
+        Pacing(),
+        before_sample=lambda j: steps.append(f"values{j}"),
+        after_sample=lambda j: steps.append(f"check{j}"),
+    )
+    assert len(batch.samples_ms) == 2 and all(sample >= 0 for sample in batch.samples_ms)
+    one = ["flush", "sleep>=20", "event", "call", "event"]
+    assert steps == ["values0", *one, "check0", "values1", *one, "check1"]
+
+
+def test_a_slow_host_lengthens_the_next_sleeps_and_is_reported() -> None:
+    steps: list[str] = []
+    timer = SampleTimer(RecordingClock(steps))
+    pacing = Pacing()
+
+    def slow_call() -> None:
+        end = timing._PERF_COUNTER() + 200e-6  # 200 µs on the host per call, more than 20 µs of sleep
+        while timing._PERF_COUNTER() < end:
+            pass
+
+    batch = timer.samples(slow_call, 3, pacing)
+    assert batch.host_exposed >= 1
+    sleeps = [float(step.split(">=")[1]) for step in steps if step.startswith("sleep")]
+    assert sleeps[0] == timing.MIN_SLEEP_US and sleeps[-1] >= 3 * 200.0
+
+
+def test_warm_up_runs_until_settled_and_counts_its_calls() -> None:
+    calls: list[int] = []
+    timer = SampleTimer(HostClock())
+    warm = timer.warm_up(
+        lambda: calls.append(1), Pacing(), WarmUpPolicy(min_calls=10, min_ms=1.0, tolerance=10.0)
+    )
+    assert warm.calls == len(calls) and warm.calls >= 10 and warm.settled
+
+
+def test_wall_per_call_counts_every_call() -> None:
+    calls: list[int] = []
+    wall = SampleTimer(HostClock()).wall_per_call(lambda: calls.append(1), 7)
+    assert len(calls) == 7 and wall.wall_ms_per_call >= wall.host_ms_per_call >= 0
+
+
+def test_the_timing_functions_kforge_watches_are_untouched_after_import() -> None:
+    assert timing.replaced_timing_functions() == []
+
+
+# --- what the candidate worker keeps of timed calls --------------------------------------------------
+
+
+def test_input_attributes_are_reported() -> None:
+    x, y = torch.zeros(3), torch.zeros(3)
+    assert input_attribute_problems([x, 2, y]) == []
+    x.kf_cache = torch.ones(3)  # type: ignore[attr-defined]
+    y.grad = torch.ones(3)
+    problems = input_attribute_problems([x, 2, y])
+    assert problems == ["input 0 has attribute(s) 'kf_cache'", "input 2 has a .grad"]
+
+
+def test_timed_output_log_keeps_rows_and_the_last_output_per_set() -> None:
+    log = TimedOutputLog()
+    for value_set, keep in ((0, False), (1, True), (0, True)):
+        log.record(torch.full((1000,), float(value_set)), value_set, keep)
+    assert len(log.rows) == 3 and sorted(log.slots) == [0, 1]
+    assert log.sampled_rows(0).shape == (3, 256)
+    assert torch.equal(log.sampled_rows(0)[1], torch.ones(256))
+    log.record((torch.zeros(1000),), 0, False)  # a tuple now, a tensor before
+    assert log.problems == ["the timed calls returned outputs of changing number, shape, dtype or device"]
+
+
+def test_sampled_rows_check_finds_the_first_wrong_call() -> None:
+    refs = [torch.arange(10.0), torch.arange(10.0) * 2]
+    positions = torch.tensor([0, 3, 9])
+    expected = sampled_reference([refs[0], refs[1], refs[0]], positions, torch.Size([3, 3]))
+    assert isinstance(expected, torch.Tensor)
+    rows = expected.clone()
+    tolerance = Tolerance(1e-4, 1e-4)
+    assert first_wrong_row(rows, expected, tolerance) is None
+    rows[2] = refs[1][positions]  # call 3 answered with set 1's output
+    assert first_wrong_row(rows, expected, tolerance) == 2
+    rows[2] = float("nan")
+    assert first_wrong_row(rows, expected, tolerance) == 2
+    assert "outside" in str(sampled_reference([refs[0]], torch.tensor([10]), torch.Size([1, 1])))
+    assert "expected [2, 3]" in str(sampled_reference(refs, positions, torch.Size([1, 3])))
+
+
+# --- judge and candidate, in this process ------------------------------------------------------------
+
+PROBLEM = """
+import torch
+import torch.nn as nn
+
+N = 4096
+
+
+class Model(nn.Module):
+    def forward(self, x, y, scale):
+        return x * scale + y
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N), 0.5]
+
+
+def get_init_inputs():
+    return []
+"""
+
+HONEST = """
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y, scale):
+        return x * scale + y
+"""
+
+# Computes once while the checks' flags are on, then serves that answer: the trials (flags on) pass.
+FLAG_READER = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.answer = None
+
+    def forward(self, x, y, scale):
+        if torch.are_deterministic_algorithms_enabled() or self.answer is None:
+            self.answer = x * scale + y
+        return self.answer.clone()
+"""
+
+# Keeps its answer on the input tensor object.
+ATTRIBUTE_CACHE = """
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y, scale):
+        if not hasattr(x, "kf_answer"):
+            x.kf_answer = x * scale + y
+        return x.kf_answer.clone()
+"""
+
+# Counts calls on the same buffer and serves the last answer from the third call on.
+POINTER_COUNTER = """
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seen = {}
+
+    def forward(self, x, y, scale):
+        key = x.data_ptr()
+        count, answer = self.seen.get(key, (0, None))
+        if count < 2 or answer is None:
+            answer = x * scale + y
+        self.seen[key] = (count + 1, answer)
+        return answer.clone()
+"""
+
+
+def _judged_timing(tmp_path: Path, candidate_code: str, value_sets: int = 4) -> dict[str, Any]:
+    """Loads the problem in a judge and the candidate in a candidate worker (both here, on the CPU, the
+    host clock in place of CUDA events), runs two timing batches per side as the supervisor does, and
+    returns the judge's check of the timed calls with the candidate's last time reply."""
+    problem, candidate = tmp_path / "problem.py", tmp_path / "candidate.py"
+    problem.write_text(textwrap.dedent(PROBLEM))
+    candidate.write_text(textwrap.dedent(candidate_code))
+    transfer = tmp_path / "transfer"
+    transfer.mkdir()
+    judge, worker = Judge(), CandidateWorker()
+    judge.load({"device": "cpu", "problem_path": str(problem), "seed": 42})
+    base = {"transfer_dir": str(transfer)}
+    init = judge.export_init({**base, "evaluation": "e"})
+    started = judge.start_trial({**base, "trial": "e:t", "seed": 100})
+    seeds = list(range(101, 100 + value_sets))
+    extra = judge.add_value_sets({**base, "trial": "e:t", "seeds": seeds, "max_bytes": 1 << 30})
+    judge.state.timer = SampleTimer(HostClock())
+    worker.state.prepared = True  # no launch recorder in the test process
+    worker.load({**base, "device": "cpu", "candidate_path": str(candidate), "seed": 42, **init})
+    worker.state.timer = SampleTimer(HostClock())
+    generator = torch.Generator().manual_seed(7)
+    orders: list[int] = []
+    reply: dict[str, Any] = {}
+    for batch, count in enumerate((5, 12)):
+        sets = max(1, int(extra["count"]))
+        order = [int(v) for v in torch.randint(sets, (count,), generator=generator)]
+        request: dict[str, Any] = {"op": "time", "count": count, "value_order": order, "wall_calls": 2}
+        if batch == 0:
+            request.update(inputs=started["inputs"], value_sets=extra["value_sets"], warmup={"min_calls": 3})
+        reply = worker.time(request)
+        orders += [*order, order[-1]]  # the wall loop's last output is kept as one more row
+        judge_reply = judge.time({"trial": "e:t", "count": count, "value_order": order, "wall_calls": 2})
+        assert len(judge_reply["samples_ms"]) == count and judge_reply["wall_ms_per_call"] > 0
+    kept = worker.timed_output({})
+    if kept["problems"]:
+        return {"passed": False, "failures": kept["problems"], "reply": reply}
+    assert kept["row_count"] == len(orders)
+    check = judge.check_timed({**base, "trial": "e:t", **kept, "order": orders, "last_set": orders[-1]})
+    return {**check, "reply": reply, "sets": extra["count"]}
+
+
+def test_an_honest_candidates_timed_calls_pass(tmp_path: Path) -> None:
+    result = _judged_timing(tmp_path, HONEST)
+    assert result["sets"] == 4
+    assert result["passed"], result["failures"]
+    reply = result["reply"]
+    assert reply["input_attributes"] == [] and reply["calls"] == 14 and len(reply["samples_ms"]) == 12
+
+
+@pytest.mark.parametrize("code", [FLAG_READER, POINTER_COUNTER], ids=["flag-reader", "pointer-counter"])
+def test_a_cached_answer_served_to_timed_calls_is_caught(tmp_path: Path, code: str) -> None:
+    result = _judged_timing(tmp_path, code)
+    assert not result["passed"]
+    assert any(
+        "differs from the reference" in text or "last timed output" in text for text in result["failures"]
+    )
+
+
+def test_an_answer_kept_on_the_input_object_is_reported_and_caught(tmp_path: Path) -> None:
+    result = _judged_timing(tmp_path, ATTRIBUTE_CACHE)
+    assert result["reply"]["input_attributes"] == ["input 0 has attribute(s) 'kf_answer'"]
+    assert not result["passed"]
+
+
+def test_without_a_second_value_set_the_timed_calls_are_still_checked(tmp_path: Path) -> None:
+    result = _judged_timing(tmp_path, HONEST, value_sets=1)
+    assert result["sets"] == 1 and result["passed"], result["failures"]
