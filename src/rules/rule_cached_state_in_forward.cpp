@@ -29,6 +29,10 @@ constexpr std::string_view kWhy =
     "times, often on the same inputs); recompute everything from the inputs on each call (allocate "
     "outputs and workspaces in forward, keep only parameters and constants from __init__)";
 
+constexpr std::string_view kOnInput =
+    ", state kept on one of forward's input tensors (an answer or a call count there tells repeated, timed "
+    "calls from checked ones)";
+
 class CachedStateChecker {
  public:
   CachedStateChecker(const AnalysisContext& context, std::vector<Finding>& findings, Severity severity)
@@ -139,7 +143,26 @@ class CachedStateChecker {
     const std::string owner = persistent_owner(*root, scope);
     if (!owner.empty()) {
       report(target, std::string(verb) + " `" + spelling(target) + "`, state of " + owner, body);
+    } else if (const auto* attribute = source::node_cast<source::Attribute>(target);
+               attribute != nullptr && is_forward_input(*attribute->value, body)) {
+      report(target, std::string(verb) + " `" + spelling(target) + "`" + std::string(kOnInput), body);
     }
+  }
+
+  // A parameter of ModelNew.forward other than self: the caller's input object, which outlives the call.
+  static bool is_forward_input(const source::Expr& expr, const FunctionBody& body) {
+    const auto* name = source::node_cast<source::Name>(expr);
+    const auto* def = source::node_cast<source::FunctionDef>(body.node);
+    if (name == nullptr || def == nullptr || def->name != "forward" ||
+        !body.qualified_name.ends_with(".forward")) {
+      return false;
+    }
+    for (std::size_t i = 1; i < def->params.size(); ++i) {
+      if (def->params[i]->name == name->id) {
+        return true;
+      }
+    }
+    return false;
   }
 
   void check_call(const source::Call& call, const FunctionBody& body) {
@@ -150,6 +173,8 @@ class CachedStateChecker {
         const std::string owner = persistent_owner(*root, scope);
         if (!owner.empty()) {
           report(call, "`setattr(...)` changes state of " + owner, body);
+        } else if (is_forward_input(*call.args[0], body)) {
+          report(call, "`setattr(...)` on `" + root->id + "`" + std::string(kOnInput), body);
         }
       }
       return;

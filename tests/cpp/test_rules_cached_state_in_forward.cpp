@@ -49,6 +49,20 @@ TEST(CachedStateInForwardRule, SelfAttributesInForward) {
                 "self.cache[");
 }
 
+TEST(CachedStateInForwardRule, StateKeptOnForwardsInputs) {
+  expect_one_at(forward_body("        x.kf_calls = 1\n        return launch_copy(x)\n"), "x.kf_calls");
+  expect_one_at(forward_body("        out = launch_copy(x)\n        x.grad = out\n        return out\n"),
+                "x.grad");
+  expect_one_at(forward_body("        setattr(x, 'answer', launch_copy(x))\n        return x.answer\n"),
+                "setattr");
+  EXPECT_TRUE(testing::mentions(
+      check(forward_body("        x.grad = launch_copy(x)\n        return x.grad\n"))[0], "input tensors"));
+  // Attributes of objects forward makes itself, and reading an input's attributes, are fine.
+  EXPECT_TRUE(
+      check(forward_body("        out = launch_copy(x)\n        out.tag = x.shape\n        return out\n"))
+          .empty());
+}
+
 TEST(CachedStateInForwardRule, MutatingMethodsOnHeldContainers) {
   expect_one_at(forward_body("        self.cache.setdefault(x.shape, launch_copy(x))\n        return x\n"),
                 "self.cache.setdefault");
