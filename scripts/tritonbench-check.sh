@@ -5,7 +5,8 @@
 #            model answers there (correct, wrong, crashing, torch-calling), GPU efficiency measured;
 #   suite    problems/kernels laid out as a channel-G checkout, every gold file judged as its own answer;
 #   answers  the tuner's drop-in best.py of a few suite kernels as a folder of channel-G answers.
-#   Usage: scripts/tritonbench-check.sh [KFORGE_BINARY] [PART ...]   (ITEMS=a,b limits suite/answers)
+#   Usage: scripts/tritonbench-check.sh [KFORGE_BINARY] [PART ...]   (ITEMS=a,b limits suite/answers;
+#   EFFICIENCY=0 skips the ncu profiling of accepted answers, for runs that only need the speedups)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 KFORGE="${1:-build/device/kforge}"
@@ -26,7 +27,9 @@ judge() {  # NAME ARGS...: one kforge eval --tritonbench run, its table and JSON
   shift
   local start
   start=$(date +%s)
-  "$KFORGE" eval --device cuda:0 --efficiency --time-budget "${TIME_BUDGET:-3}" "$@" \
+  local efficiency=(--efficiency)
+  [ "${EFFICIENCY:-1}" = 0 ] && efficiency=()
+  "$KFORGE" eval --device cuda:0 "${efficiency[@]}" --time-budget "${TIME_BUDGET:-3}" "$@" \
     --output "$LOGS/$name.json" >"$LOGS/$name.txt" 2>"$LOGS/$name.err"
   echo "== $name: exit $? in $(( $(date +%s) - start )) s"
   cat "$LOGS/$name.txt"

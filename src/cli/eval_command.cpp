@@ -15,6 +15,7 @@
 #include "report/terminal_report.hpp"
 #include "runner/environment_probe.hpp"
 #include "schedule/evaluation_identity.hpp"
+#include "source/text_file.hpp"
 #include "store/result_store.hpp"
 #include "verify/eval_pipeline.hpp"
 
@@ -37,6 +38,7 @@ struct EvalOptions {
   std::string samples;  // batch: JSONL file or KernelBench run folder
   BatchOptions batch;
   KernelModeOptions kernel_mode;
+  std::string emit_kernel_files;  // kernel mode: write the problem and candidate here instead of judging
   TritonBenchOptions tritonbench;
 };
 
@@ -61,6 +63,23 @@ bool apply_kernel_mode(EvalOptions& options) {
     settings.candidate_path = options.kernel_mode.kernel;
   }
   return true;
+}
+
+// --emit-kernel-files DIR: kernel mode's generated reference problem and candidate as DIR/problem.py and
+// DIR/candidate.py, so several kernel-mode evaluations (sizes, variants) can run as one batch.
+int emit_kernel_files(const EvalOptions& options) {
+  const std::filesystem::path folder(options.emit_kernel_files);
+  try {
+    std::filesystem::create_directories(folder);
+    source::write_text_file(folder / "problem.py", source::read_text_file(options.settings.problem_path));
+    source::write_text_file(folder / "candidate.py", options.settings.candidate_text.value_or(""));
+  } catch (const std::exception& error) {
+    std::cerr << "kforge eval: cannot write the kernel-mode files to " << folder.string() << ": "
+              << error.what() << "\n";
+    return 2;
+  }
+  std::cout << (folder / "problem.py").string() << "\n" << (folder / "candidate.py").string() << "\n";
+  return 0;
 }
 
 // NAME=VALUE pairs; a malformed one is a usage error.
@@ -205,6 +224,13 @@ int run_eval(EvalOptions& options) {
   if (!apply_kernel_mode(options)) {
     return 2;
   }
+  if (!options.emit_kernel_files.empty()) {
+    if (!options.kernel_mode.active()) {
+      std::cerr << "kforge eval: --emit-kernel-files needs --kernel FILE --entry NAME\n";
+      return 2;
+    }
+    return emit_kernel_files(options);
+  }
   if (settings.problem_path.empty() || settings.candidate_path.empty()) {
     std::cerr << "kforge eval: give --problem FILE and --candidate FILE (or a batch: --problems DIR "
                  "--samples FILE.jsonl; or a Triton file as its own reference: --kernel FILE --entry NAME)\n";
@@ -275,6 +301,9 @@ std::function<int()> add_eval_command(CLI::App& app) {
                    "(TritonBench's JSONL or a folder of NAME.py)");
   add_batch_options(*eval, options->batch);
   options->kernel_mode.add_options(*eval);
+  eval->add_option("--emit-kernel-files", options->emit_kernel_files,
+                   "kernel mode: write the generated problem.py and candidate.py to this folder and stop "
+                   "(to judge many sizes or variants as one batch with --problems/--samples)");
   options->tritonbench.add_options(*eval);
   return [options, eval]() { return eval->parsed() ? run_eval(*options) : -1; };
 }
