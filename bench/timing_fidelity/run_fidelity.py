@@ -245,7 +245,10 @@ def run_repeat(
 ) -> dict[str, Any]:
     chosen = [s for s in samples if s["point"] in REPEAT_POINTS and s["mode"] == "pytorch"]
     twice = [{**s, "copy": copy} for copy in (0, 1) for s in chosen]
-    runs = []
+    runs: list[list[dict[str, Any]]] = []
+    if not chosen:
+        log("repeat: none of the repeat points is in this run")
+        return {"points": list(REPEAT_POINTS), "runs": runs, "checks": []}
     for run in range(3):
         if deadline.left() < 45:
             log(f"repeat: run {run + 1} skipped (deadline)")
@@ -399,6 +402,18 @@ def main() -> None:
                 **performance(line),
             }
             for line in lines
+        ]
+        finished = {(row["point"], row["mode"]) for row in results}
+        results += [
+            {
+                "point": s["point"],
+                "mode": s["mode"],
+                "sizes": s["sizes"],
+                "outcome": "not evaluated",
+                "failed": "not evaluated (the batch stopped at the deadline)",
+            }
+            for s in samples
+            if (s["point"], s["mode"]) not in finished
         ]
     standalone = run_standalone(args, work, deadline) if "standalone" in phases else {}
     rows = []

@@ -224,6 +224,7 @@ class DeviceClock(Protocol):
     """What a timing loop needs from the device."""
 
     def flush(self) -> None: ...
+    def calibrate(self) -> None: ...
     def sleep(self, microseconds: float) -> None: ...
     def event(self) -> Any: ...
     def record(self, event: Any) -> None: ...
@@ -240,9 +241,12 @@ class CudaClock:
         self._device = device
         with kforge_tensor_ops():
             self._flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
-        self.cycles_per_us = self._calibrate()
+        self.cycles_per_us = 0.0
+        self.calibrate()
 
-    def _calibrate(self) -> float:
+    def calibrate(self) -> None:
+        """Measures the sleep kernel's spin rate; keeps the fastest seen (the clock may have been low while
+        the GPU was idle, and a sleep sized with a slow rate would end too soon at full clock)."""
         elapsed = []
         for _ in range(CALIBRATION_ROUNDS):
             start, end = self.event(), self.event()
@@ -251,7 +255,7 @@ class CudaClock:
             self.record(end)
             self.synchronize()
             elapsed.append(self.elapsed_ms(start, end))
-        return cycles_per_us(CALIBRATION_CYCLES, elapsed)
+        self.cycles_per_us = max(self.cycles_per_us, cycles_per_us(CALIBRATION_CYCLES, elapsed))
 
     def flush(self) -> None:
         with kforge_tensor_ops():
@@ -278,6 +282,9 @@ class HostClock:
     kforge never reports a CPU timing."""
 
     def flush(self) -> None:
+        pass
+
+    def calibrate(self) -> None:
         pass
 
     def sleep(self, microseconds: float) -> None:
@@ -340,6 +347,7 @@ class SampleTimer:
             if policy.settled(medians, calls, elapsed_ms):
                 break
             chunk = policy.chunk_size(batch.sample_cost_ms)
+        self.clock.calibrate()  # the clock has ramped up by now
         return WarmUp(calls, elapsed_ms, medians, elapsed_ms < policy.max_ms)
 
     def samples(
