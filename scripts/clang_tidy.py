@@ -1,6 +1,6 @@
 """clang-tidy over the translation units of src/ that a change touches, with a result cache.
 
-Usage: python3 scripts/clang_tidy.py [--all] [--base REF] [--build-dir build/release] [--jobs N]
+Usage: python3 scripts/clang_tidy.py [--all] [--base REF] [--build-dir build/release] [--jobs N] [--list]
 
 Which translation units: a .cpp under src/ is linted when it, or a project header it includes
 (directly or through other project headers), differs from the base; `--all` lints every one, and so
@@ -167,6 +167,7 @@ def main() -> int:
     parser.add_argument("--build-dir", type=Path, default=REPO / "build" / "release")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--clang-tidy", default="clang-tidy", help="the clang-tidy binary")
+    parser.add_argument("--list", action="store_true", help="print the selected units and run nothing")
     options = parser.parse_args()
 
     units = load_units(options.build_dir)
@@ -176,6 +177,10 @@ def main() -> int:
     identity = tool_identity(options.clang_tidy)
     keyed = [(unit, unit.cache_key(identity)) for unit in selected]
     to_run = [(unit, key) for unit, key in keyed if not (cache / key).exists()]
+    if options.list:
+        for unit, key in keyed:
+            print(unit.path.relative_to(REPO), "(cached)" if (cache / key).exists() else "")
+        return 0
     print(
         f"clang-tidy: {len(selected)} of {len(units)} translation units, {label}; "
         f"{len(selected) - len(to_run)} passed before (cached), {len(to_run)} to run",
