@@ -7,7 +7,8 @@
 namespace kforge::cli {
 
 std::string version_text() {
-  return fmt::format("kforge {}\ncommit {}\nbuild {}", KFORGE_VERSION, KFORGE_GIT_COMMIT, KFORGE_BUILD_TYPE);
+  return fmt::format("kforge {}\ncommit {}\nbuild {}", build_info::kVersion, build_info::kGitCommit,
+                     build_info::kBuildType);
 }
 
 }  // namespace kforge::cli

@@ -38,15 +38,14 @@ def write_header(source_dir: Path, output: Path) -> dict[str, str]:
          "-DBUILD_TYPE=Debug, ASan+UBSan", "-P", str(SCRIPT)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
-    return dict(re.findall(r'#define (KFORGE_\w+) "([^"]*)"', output.read_text()))
+    return dict(re.findall(r'constexpr std::string_view (k\w+) = "([^"]*)";', output.read_text()))
 
 
 def test_a_tree_without_git_reports_an_unknown_commit(tmp_path: Path) -> None:
     exported = tmp_path / "exported-tree"  # a tarball's contents: no .git anywhere above
     exported.mkdir()
     header = write_header(exported, tmp_path / "kforge_build_info.hpp")
-    assert header == {"KFORGE_VERSION": "9.8.7", "KFORGE_GIT_COMMIT": "unknown",
-                      "KFORGE_BUILD_TYPE": "Debug, ASan+UBSan"}  # fmt: skip
+    assert header == {"kVersion": "9.8.7", "kGitCommit": "unknown", "kBuildType": "Debug, ASan+UBSan"}
 
 
 def test_a_git_checkout_reports_its_commit_and_uncommitted_changes(tmp_path: Path) -> None:
@@ -62,6 +61,6 @@ def test_a_git_checkout_reports_its_commit_and_uncommitted_changes(tmp_path: Pat
     )
     commit = head.stdout.strip()
     output = tmp_path / "kforge_build_info.hpp"
-    assert write_header(checkout, output)["KFORGE_GIT_COMMIT"] == commit
+    assert write_header(checkout, output)["kGitCommit"] == commit
     (checkout / "file.txt").write_text("two\n")
-    assert write_header(checkout, output)["KFORGE_GIT_COMMIT"] == commit + "-dirty"
+    assert write_header(checkout, output)["kGitCommit"] == commit + "-dirty"
