@@ -212,7 +212,9 @@ std::function<int()> add_bench_command(CLI::App& app) {
   bench->add_option("--only", options->only,
                     "run only entries of this class or whose file name contains this");
   bench->add_option("--trials", options->trials, "correctness trials per entry")->capture_default_str();
-  bench->add_option("--timeout", options->timeout_s, "seconds allowed for each call into a worker")
+  bench
+      ->add_option("--timeout", options->timeout_s,
+                   "seconds allowed for each call into a worker (the compile stage gets at least 120 s)")
       ->capture_default_str();
   bench->add_option("--time-budget", options->time_budget_s, "suite: seconds of timing at most per solution")
       ->check(CLI::PositiveNumber)

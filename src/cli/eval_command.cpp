@@ -267,7 +267,8 @@ std::function<int()> add_eval_command(CLI::App& app) {
   eval->add_option("--size", options->sizes,
                    "override a module-level size constant of the problem: NAME=VALUE")
       ->take_all();
-  eval->add_option("--timeout", settings.timeout_s, "seconds allowed for each call into a worker")
+  eval->add_option("--timeout", settings.timeout_s,
+                   "seconds allowed for each call into a worker (the compile stage gets at least 120 s)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   eval->add_flag("--no-perf", options->no_perf, "skip timing even on a GPU");

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/bench_command.hpp"
+#include "cli/build_info.hpp"
 #include "cli/data_command.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/knobs_command.hpp"
@@ -11,15 +12,11 @@
 #include "cli/profile_command.hpp"
 #include "cli/serve_command.hpp"
 
-namespace {
-constexpr const char* kVersion = "0.1.0";
-}
-
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe must give an error, not kill kforge
   CLI::App app{"kforge: verifies, times and rewards Triton kernels against PyTorch references"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", kVersion);
+  app.set_version_flag("--version", kforge::cli::version_text());
   const auto run_eval = kforge::cli::add_eval_command(app);
   const auto run_bench = kforge::cli::add_bench_command(app);
   const auto run_serve = kforge::cli::add_serve_command(app);

@@ -147,7 +147,9 @@ std::function<int()> add_serve_command(CLI::App& app) {
   serve->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")
       ->capture_default_str();
   serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
-  serve->add_option("--timeout", settings.timeout_s, "seconds allowed for each call into a worker")
+  serve
+      ->add_option("--timeout", settings.timeout_s,
+                   "seconds allowed for each call into a worker (the compile stage gets at least 120 s)")
       ->capture_default_str();
   serve
       ->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most per evaluation")

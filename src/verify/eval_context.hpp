@@ -36,14 +36,20 @@ struct EvalContext {
   // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
   // transfer folder added; on a GPU the call counts as shared use of the gate.
   CallResult judge_call(nlohmann::json request) const;
-  // A request to this evaluation's candidate worker, with the same gate rule.
+  // A request to this evaluation's candidate worker, with the same gate rule; `timeout` defaults to
+  // the per-call timeout.
   CallResult candidate_call(const nlohmann::json& request) const;
+  CallResult candidate_call(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
   // A candidate request that runs only kforge's own worker code and launches no kernel (device set-up
   // before the candidate's code is imported): it does not wait for the gate.
-  CallResult candidate_call_outside_gate(const nlohmann::json& request) const;
+  CallResult candidate_call_outside_gate(const nlohmann::json& request,
+                                         std::chrono::milliseconds timeout) const;
 
   std::chrono::milliseconds call_timeout() const {
     return std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000.0));
+  }
+  std::chrono::milliseconds compile_timeout() const {
+    return std::chrono::milliseconds(static_cast<long>(settings.compile_timeout_s() * 1000.0));
   }
 
   // Marks a stage failed because the candidate's worker reported an error or died; the stage gets a

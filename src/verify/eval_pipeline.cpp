@@ -78,6 +78,7 @@ nlohmann::json settings_json(const EvalSettings& settings) {
           {"small", settings.small},
           {"sizes", nlohmann::json(settings.sizes)},
           {"timeout_s", settings.timeout_s},
+          {"compile_timeout_s", settings.compile_timeout_s()},
           {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
           {"noise_target", settings.timing.noise_target},
           {"time_budget_s", settings.timing.time_budget_s}};
@@ -144,13 +145,15 @@ bool run_static_stage(const source::ExtractedCode& code, const std::string& prob
   return true;
 }
 
-// Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs.
+// Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs. Its calls
+// get the compile allowance: the first one waits for the worker to start (Python, torch).
 bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
+  const auto allowance = context.compile_timeout();
   // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
-  const auto prepare =
-      context.candidate_call_outside_gate({{"op", "prepare"}, {"device", context.verdict.device["device"]}});
+  const auto prepare = context.candidate_call_outside_gate(
+      {{"op", "prepare"}, {"device", context.verdict.device["device"]}}, allowance);
   stage.details["device_setup_s"] = seconds_since(start);
   const auto load =
       !prepare.ok ? prepare
@@ -160,7 +163,8 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) 
                                             {"candidate_path", context.candidate_code_path},
                                             {"seed", context.settings.seed},
                                             {"init_inputs", init_inputs},
-                                            {"forward_arity", context.session->load_reply()["input_count"]}});
+                                            {"forward_arity", context.session->load_reply()["input_count"]}},
+                                           allowance);
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {

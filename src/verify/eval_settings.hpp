@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,11 @@
 #include "rules/rule.hpp"
 
 namespace kforge::verify {
+
+// The least time the compile stage and the judge's start get, whatever the per-call timeout: starting
+// a worker (Python, importing torch and triton) is kforge's own cost and grows with the machine's load
+// and a cold file cache, so a short --timeout meant for a hanging forward must not fire there first.
+inline constexpr double kMinCompileTimeoutS = 120.0;
 
 // Everything `kforge eval` needs to judge one candidate against one problem.
 struct EvalSettings {
@@ -29,6 +35,9 @@ struct EvalSettings {
   rules::Profile profile = rules::Profile::strict;
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   std::optional<std::filesystem::path> python;
+
+  // The compile stage's calls (device set-up, importing the candidate, building ModelNew).
+  double compile_timeout_s() const { return std::max(timeout_s, kMinCompileTimeoutS); }
 };
 
 }  // namespace kforge::verify

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "runner/worker_launch.hpp"
@@ -11,8 +12,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The judge's start: Python and torch start-up, then the reference's inputs and outputs.
 std::chrono::milliseconds load_timeout(const EvalSettings& settings) {
-  return std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 2000.0));
+  return std::chrono::milliseconds(
+      static_cast<long>(std::max(settings.timeout_s * 2.0, settings.compile_timeout_s()) * 1000.0));
 }
 
 }  // namespace

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from conftest import REPO, kforge_binary
 
-pytestmark = pytest.mark.serial  # runs alone: 200 requests/s, a connection flood, machine-wide process checks
+# A load test: runs alone (200 requests/s, a connection flood, machine-wide process checks), by
+# scripts/test-load, which CI runs after scripts/test.
+pytestmark = [pytest.mark.serial, pytest.mark.load]
 
 BENCH = REPO / "bench" / "serve_load" / "serve_load.py"
 PROBLEM = (REPO / "problems" / "starter" / "01_scaled_add" / "problem.py").read_text()

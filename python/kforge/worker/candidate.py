@@ -69,6 +69,16 @@ def uninitialized_memory_poisoned() -> Iterator[None]:
         torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
 
 
+def preload_poisoning_imports() -> None:
+    """The first torch.use_deterministic_algorithms call imports torch._inductor (about 2,000 modules:
+    a second idle, over 10 s on a loaded machine). Made here, in kforge's set-up, so that cost is not
+    charged to the candidate's first forward call and its timeout (uninitialized_memory_poisoned)."""
+    torch.use_deterministic_algorithms(
+        torch.are_deterministic_algorithms_enabled(),
+        warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+    )
+
+
 def _overlaps_itself(tensor: torch.Tensor) -> bool:
     return any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
 
@@ -175,6 +185,7 @@ class CandidateWorker:
         state.device = select_device(str(request["device"]))
         if state.device.type == "cpu":
             prepare_triton_interpreter()
+        preload_poisoning_imports()
         state.recorder.install()
         state.prepared = True
         return {}
