@@ -15,6 +15,12 @@ from typing import Any
 import torch
 
 from kforge.worker import correctness, protocol, values
+from kforge.worker.dispatch_guard import (
+    clear_foreign_modes,
+    kforge_owned,
+    mode_stack_problems,
+    tensor_type_problem,
+)
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
@@ -81,6 +87,15 @@ def _output_problem(item: torch.Tensor, inputs: list[Any]) -> str | None:
             if low < other_high and other_low < high:
                 return f"a view of input {index}, expected a tensor of its own"
     return None
+
+
+def _model_tensor_problems(model: torch.nn.Module | None) -> list[str]:
+    """Parameters and buffers that are tensor subclasses (or carry their own __torch_function__)."""
+    if model is None:
+        return []
+    named = [*model.named_parameters(), *model.named_buffers()]
+    problems = (tensor_type_problem(tensor, f"`{name}`") for name, tensor in named)
+    return [problem for problem in problems if problem is not None]
 
 
 def _is_compile_error(exc: BaseException) -> bool:
@@ -194,6 +209,14 @@ class CandidateWorker:
             state.model = model.to(state.device).eval()
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("constructor_error", exc) from None
+        problems = mode_stack_problems() + _model_tensor_problems(state.model)
+        if problems:
+            clear_foreign_modes()
+            raise WorkerError(
+                "dispatch-mode-tampering",
+                "; ".join(problems) + ": kforge must handle the candidate's tensors without the candidate's "
+                "code running inside its operations",
+            )
         return {}
 
     def _open_inputs(self, encoded: list[Any]) -> list[Any]:
@@ -216,7 +239,10 @@ class CandidateWorker:
     def _traced_call(self, inputs: list[Any], ghost: bool) -> tuple[Any, ForwardTrace]:
         """A forward with poisoned fresh memory and every launch, ATen op and GPU kernel recorded."""
         state = self.state
-        with uninitialized_memory_poisoned(), traced_forward(state.recorder, state.device, ghost) as trace:
+        with (
+            uninitialized_memory_poisoned(),
+            traced_forward(state.recorder, state.device, ghost, state.model) as trace,
+        ):
             result = self._call(inputs)
         return result, trace
 
@@ -235,6 +261,14 @@ class CandidateWorker:
         return {**self._export_result(result, state.inputs), "trace": trace.to_json()}
 
     def _export_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
+        """Shares the outputs; every operation on them runs without Python dispatch or torch-function
+        handling (a mode the candidate left active would otherwise run inside the copies), after any
+        such mode has been removed."""
+        clear_foreign_modes()
+        with kforge_owned():
+            return self._export_owned(result, inputs)
+
+    def _export_owned(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
         state = self.state
         state.exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         container = type(result).__name__ if isinstance(result, (tuple, list)) else None
@@ -306,9 +340,10 @@ class CandidateWorker:
     def _poison_last_output(self) -> None:
         """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
         cannot return a recycled block (or a cached tensor) that still holds a correct result."""
-        for item in correctness.flatten_outputs(self.state.last_timed_output):
-            if type(item) is torch.Tensor and item.numel() > 0:
-                item.fill_(float("nan") if item.is_floating_point() else -1)
+        with kforge_owned():
+            for item in correctness.flatten_outputs(self.state.last_timed_output):
+                if type(item) is torch.Tensor and item.numel() > 0:
+                    item.fill_(float("nan") if item.is_floating_point() else -1)
 
     def timed_output(self, request: dict[str, Any]) -> dict[str, Any]:
         """Shares the output of the last timed call, so the judge can check what was timed."""
