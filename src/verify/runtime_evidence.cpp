@@ -252,22 +252,6 @@ void check_kernel_arguments(const RuntimeEvidence& evidence, std::vector<Finding
   }
 }
 
-void check_dispatch_modes(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
-  std::set<std::string> problems;
-  for (const auto& trace : evidence.traces) {
-    for (const auto& problem : trace.value("dispatch_problems", nlohmann::json::array())) {
-      problems.insert(problem.is_string() ? problem.get<std::string>() : "?");
-    }
-  }
-  if (!problems.empty()) {
-    findings.push_back({"dispatch-mode-tampering", Severity::reject,
-                        fmt::format("after forward: {}; a mode left active would run the candidate's code "
-                                    "inside kforge's own handling of the outputs",
-                                    fmt::join(problems, "; ")),
-                        kNoLocation});
-  }
-}
-
 }  // namespace
 
 long RuntimeEvidence::own_launches_per_call() const {
@@ -306,7 +290,6 @@ std::vector<rules::Finding> runtime_findings(const RuntimeEvidence& evidence) {
   check_precision(evidence, findings);
   check_host_transfers(evidence, findings);
   check_kernel_arguments(evidence, findings);
-  check_dispatch_modes(evidence, findings);
   return findings;
 }
 

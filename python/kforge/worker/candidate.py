@@ -258,6 +258,12 @@ class CandidateWorker:
             state.inputs = self._open_inputs(request["inputs"])
         assert state.inputs is not None
         result, trace = self._traced_call(state.inputs, bool(request.get("ghost")))
+        if trace.dispatch_problems:
+            raise WorkerError(
+                "dispatch-mode-tampering",
+                "after forward: " + "; ".join(trace.dispatch_problems) + ": a mode left active would run the "
+                "candidate's code inside kforge's own handling of the outputs",
+            )
         return {**self._export_result(result, state.inputs), "trace": trace.to_json()}
 
     def _export_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:

@@ -116,7 +116,7 @@ def tensor_type_problem(value: Any, what: str) -> str | None:
         return None
     kind = type(value)
     if kind not in PLAIN_TENSOR_TYPES:
-        return f"{what} is a {kind.__qualname__}, a tensor subclass: only plain tensors and nn.Parameter are allowed"
+        return f"{what} is a {kind.__qualname__}, a tensor subclass: only plain tensors and nn.Parameter"
     for name in ("__torch_function__", "__torch_dispatch__"):
         if name in vars(value):
             return f"{what} carries its own {name}"

@@ -557,7 +557,6 @@ class ForwardTrace:
             "host_transfers_clean": self.host_transfers_clean,
             "device_to_host_conversions": self.device_to_host_conversions,
             "bad_kernel_arguments": dict(self.launches.bad_arguments),
-            "dispatch_problems": self.dispatch_problems,
             "gpu_kernels": [
                 {**k, "own": k["name"] in own_names, "memory": _is_memory_kernel(k["name"])}
                 for k in self.gpu_kernels
