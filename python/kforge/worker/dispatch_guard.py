@@ -102,12 +102,14 @@ def mode_stack_problems(own_dispatch: tuple[Any, ...] = (), own_function: tuple[
 def clear_foreign_modes(own_dispatch: tuple[Any, ...] = (), own_function: tuple[Any, ...] = ()) -> None:
     """Pops every mode above the innermost of kforge's own (or all of them when none of kforge's is on
     the stack), so that nothing the candidate pushed survives into kforge's own handling."""
-    for length, at, pop, own in (
-        (_DISPATCH_STACK_LENGTH, _DISPATCH_STACK_AT, _POP_DISPATCH, own_dispatch),
-        (_FUNCTION_STACK_LENGTH, _FUNCTION_STACK_AT, _POP_FUNCTION, own_function),
+    while _DISPATCH_STACK_LENGTH() > 0 and not _allowed(
+        _DISPATCH_STACK_AT(_DISPATCH_STACK_LENGTH() - 1), own_dispatch
     ):
-        while length() > 0 and not _allowed(at(length() - 1), own):
-            pop()
+        _POP_DISPATCH(None)  # None: the plain mode stack (not a per-dispatch-key one)
+    while _FUNCTION_STACK_LENGTH() > 0 and not _allowed(
+        _FUNCTION_STACK_AT(_FUNCTION_STACK_LENGTH() - 1), own_function
+    ):
+        _POP_FUNCTION()
 
 
 def tensor_type_problem(value: Any, what: str) -> str | None:

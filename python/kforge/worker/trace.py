@@ -346,16 +346,26 @@ class LaunchRecorder:
             self.log, self.ghost, self.expected_stream = None, False, None
 
 
-def _candidate_custom_op(qualified: str) -> bool:
-    """Whether the custom op `ns::name` was registered by the candidate (torch.library.custom_op or
-    triton_op over its own code): its body is the candidate's and is traced like forward."""
+def _candidate_custom_op(qualified: str, device_type: str) -> Callable[..., Any] | None:
+    """The implementation of the custom op `ns::name` when the candidate registered it (torch.library.custom_op
+    or triton_op over its own code): its body is the candidate's and is traced like forward. None otherwise."""
     try:
         from torch._library.custom_ops import OPDEFS
     except ImportError:  # pragma: no cover - older torch
-        return False
+        return None
     definition = OPDEFS.get(qualified)
     function = getattr(definition, "_init_fn", None)
-    return getattr(function, "__module__", None) == CANDIDATE_MODULE
+    if getattr(function, "__module__", None) != CANDIDATE_MODULE:
+        return None
+    backends = getattr(definition, "_backend_fns", {}) or {}
+    return backends.get(device_type) or function
+
+
+def _device_type(args: Any) -> str:
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            return value.device.type
+    return "cpu"
 
 
 class AtenComputeRecorder(TorchDispatchMode):
@@ -379,10 +389,15 @@ class AtenComputeRecorder(TorchDispatchMode):
                 self.compute[name] += 1
             return func(*args, **kwargs)
         qualified = f"{namespace}::{name}"
-        if candidates and not _candidate_custom_op(qualified):
-            self.compute[qualified] += 1  # a library's op: its body may be native code nobody sees
-        with AtenComputeRecorder(self.launches, self.compute):  # what the op's body runs is recorded too
+        implementation = _candidate_custom_op(qualified, _device_type(args))
+        if implementation is None:
+            if candidates:
+                self.compute[qualified] += 1  # a library's op: its body may be native code nobody sees
             return func(*args, **kwargs)
+        # The candidate's own op: its body runs here, under a recorder, so every op it runs is seen (called
+        # through the dispatcher, the body would run with this mode off the stack).
+        with AtenComputeRecorder(self.launches, self.compute):
+            return implementation(*args, **kwargs)
 
 
 class HostTransferRecorder(TorchFunctionMode):
