@@ -123,7 +123,7 @@ def test_custom_ops_are_classified_by_qualified_name_and_traced_inside() -> None
         with traced_forward(recorder, cpu) as trace:
             torch.ops.kfxtest.clone(x)
         assert trace.aten_compute.get("mul", 0) >= 1, dict(trace.aten_compute)
-        assert "clone" not in trace.aten_compute  # the candidate's own op is transparent, not an allowed clone
+        assert "clone" not in trace.aten_compute  # the candidate's own op: transparent, not an allowed clone
         """
     )
 

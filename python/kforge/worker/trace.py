@@ -347,8 +347,8 @@ class LaunchRecorder:
 
 
 def _candidate_custom_op(qualified: str, device_type: str) -> Callable[..., Any] | None:
-    """The implementation of the custom op `ns::name` when the candidate registered it (torch.library.custom_op
-    or triton_op over its own code): its body is the candidate's and is traced like forward. None otherwise."""
+    """The implementation of the custom op `ns::name` when the candidate registered it (custom_op or
+    triton_op over its own code): its body is the candidate's and is traced like forward. None otherwise."""
     try:
         from torch._library.custom_ops import OPDEFS
     except ImportError:  # pragma: no cover - older torch
