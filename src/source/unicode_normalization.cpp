@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 namespace kforge::source {
 namespace {
@@ -23,19 +24,22 @@ std::string nfkc(std::string_view text) {
   if (!has_non_ascii(text)) {
     return std::string(text);
   }
+  std::vector<utf8proc_uint8_t> bytes(text.size());
+  std::transform(text.begin(), text.end(), bytes.begin(),
+                 [](char c) { return static_cast<utf8proc_uint8_t>(c); });
   utf8proc_uint8_t* raw = nullptr;
   // NFKC = compatibility decomposition followed by canonical composition, as unicodedata.normalize does.
   const auto options = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
   const utf8proc_ssize_t length =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(
-                       text.data()),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-                   static_cast<utf8proc_ssize_t>(text.size()), &raw, options);
+      utf8proc_map(bytes.data(), static_cast<utf8proc_ssize_t>(bytes.size()), &raw, options);
   const std::unique_ptr<utf8proc_uint8_t, FreeDeleter> owned(raw);
   if (length < 0 || raw == nullptr) {
     return std::string(text);  // not UTF-8: the tokenizer has already refused such input
   }
-  return {reinterpret_cast<const char*>(raw),
-          static_cast<std::size_t>(length)};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  std::string normalised(static_cast<std::size_t>(length), '\0');
+  std::transform(raw, raw + length, normalised.begin(),
+                 [](utf8proc_uint8_t c) { return static_cast<char>(c); });
+  return normalised;
 }
 
 }  // namespace kforge::source

@@ -78,6 +78,9 @@ COMPOSITE_NON_COMPUTE_ATEN_OPS = frozenset((
     "resolve_conj", "resolve_neg", "split", "chunk", "tensor_split", "unbind", "align_as", "real", "imag",
     "view_as_real", "view_as_complex", "size", "stride", "dim", "numel", "is_same_size", "result_type",
     "concat", "concatenate", "hstack", "vstack", "new_tensor", "empty_permuted", "zeros_like", "detach_copy",
+    "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d", "atleast_3d", "hsplit", "vsplit",
+    "dsplit", "unsafe_chunk", "unsafe_split", "column_stack", "row_stack", "dstack", "conj", "positive",
+    "align_to", "rename", "refine_names", "squeeze", "unsqueeze", "narrow", "select", "slice", "movedim",
 ))
 # Namespaces whose ops only annotate (record_function ranges): neither compute nor a body to trace.
 ANNOTATION_NAMESPACES = frozenset(("profiler",))
