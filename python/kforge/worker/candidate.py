@@ -1,6 +1,7 @@
 """The candidate worker: untrusted, imports only the candidate. Builds ModelNew with the judge's seed and
 init inputs, runs it on tensors the judge shared, and shares its outputs back. Run by the kforge binary
-as `python -m kforge.worker.candidate` with the protocol pipes on fds 3 and 4.
+as `python -m kforge.worker.candidate` with the request pipe on fd 3 and the reply pipe on the hidden,
+sealed descriptor that kforge names in its first line (kforge.worker.protocol).
 """
 
 from __future__ import annotations
