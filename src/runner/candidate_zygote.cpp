@@ -119,6 +119,9 @@ std::unique_ptr<CandidateZygote> CandidateZygote::start(const PythonEnvironment&
                             CandidateSandboxContext{{}, call_timeout_s, {}, scratch.transfer_directory()});
   launch.arguments.back() = "kforge.worker.zygote";
   launch.socket_channel = true;
+  // The zygote runs only kforge's code and speaks its own protocol on the socket; each candidate it forks
+  // gets a hidden, sealed reply channel of its own (the fork request names the descriptor).
+  launch.hidden_reply_channel = false;
   if (launch.sandbox) {
     // Each candidate installs seccomp itself (it still needs setpgid and Landlock's calls before that),
     // and narrows these folders to its own; /proc is narrowed to the candidate's own /proc/<pid>.
