@@ -74,12 +74,14 @@ std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
   for (const auto& entry : manifest.entries) {
     if (options.only.empty() || entry.candidate_name.find(options.only) != std::string::npos ||
         entry.exploit_class == options.only) {
-      rows.push_back({entry, {verify::CorpusResult::skipped, "GPU-only entry, not run on the CPU"}, 0.0});
+      const char* skipped = entry.gpu_only ? "GPU-only entry, not run on the CPU"
+                                           : "CPU-only entry (a Triton-interpreter trick), not run on a GPU";
+      rows.push_back({entry, {verify::CorpusResult::skipped, skipped}, 0.0});
     }
   }
   std::vector<schedule::EvalJob> work;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (cpu && rows[i].entry.gpu_only) {
+    if ((cpu && rows[i].entry.gpu_only) || (!cpu && rows[i].entry.cpu_only)) {
       continue;
     }
     schedule::EvalJob job;

@@ -56,6 +56,7 @@ CorpusEntry parse_entry(const nlohmann::json& item, std::size_t index, const fs:
         fmt::format("corpus manifest entry {}: unknown profile {}", index, entry.profile));
   }
   entry.gpu_only = item.value("gpu_only", false);
+  entry.cpu_only = item.value("cpu_only", false);
   entry.why = item.value("why", std::string());
   return entry;
 }

@@ -19,6 +19,7 @@ struct CorpusEntry {
   std::string expect_check;  // a finding id in that stage
   std::string profile = "strict";
   bool gpu_only = false;
+  bool cpu_only = false;  // a Triton-interpreter trick: on a GPU the kernel does not compile
   std::string why;
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "source/module_index.hpp"
+#include "source/unicode_normalization.hpp"
 
 namespace kforge::rules {
 namespace {
@@ -935,7 +936,9 @@ std::optional<std::string> string_literal(const Expr* expr) {
   if (literal == nullptr || literal->is_fstring || literal->is_bytes) {
     return std::nullopt;
   }
-  return literal->value;
+  // Read as a name (getattr, import_module, __import__): compared in NFKC like an identifier, so a
+  // fullwidth spelling is seen as the name it stands for.
+  return source::nfkc(literal->value);
 }
 
 }  // namespace kforge::rules

@@ -6,14 +6,17 @@
 #include <utility>
 
 #include "rules/rule_cached_state_in_forward.hpp"
+#include "rules/rule_dispatch_interception.hpp"
 #include "rules/rule_fallback_on_kernel_failure.hpp"
 #include "rules/rule_file_and_network_io.hpp"
+#include "rules/rule_host_round_trip.hpp"
 #include "rules/rule_introspection.hpp"
 #include "rules/rule_kernel_launched.hpp"
 #include "rules/rule_monkeypatching.hpp"
 #include "rules/rule_native_code.hpp"
 #include "rules/rule_obfuscated_access.hpp"
 #include "rules/rule_precision_downgrade.hpp"
+#include "rules/rule_python_in_kernel.hpp"
 #include "rules/rule_side_stream.hpp"
 #include "rules/rule_threads_and_processes.hpp"
 #include "rules/rule_torch_compute_in_forward.hpp"
@@ -35,6 +38,9 @@ RuleEngine RuleEngine::with_default_rules() {
   engine.add_rule(std::make_unique<CachedStateInForwardRule>());
   engine.add_rule(std::make_unique<NativeCodeRule>());
   engine.add_rule(std::make_unique<PrecisionDowngradeRule>());
+  engine.add_rule(std::make_unique<HostRoundTripRule>());
+  engine.add_rule(std::make_unique<PythonInKernelRule>());
+  engine.add_rule(std::make_unique<DispatchInterceptionRule>());
   return engine;
 }
 

@@ -1,5 +1,6 @@
 #include "rules/rule_file_and_network_io.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -11,12 +12,13 @@ namespace {
 
 // Modules that exist for files, networks or serialisation: their import is reported.
 constexpr auto kModules = std::to_array<std::string_view>(
-    {"io",          "_io",        "shutil",   "tempfile", "glob",    "fileinput",    "mmap",
-     "zipfile",     "tarfile",    "gzip",     "socket",   "_socket", "socketserver", "ssl",
-     "select",      "selectors",  "urllib",   "urllib3",  "http",    "requests",     "httpx",
-     "aiohttp",     "ftplib",     "smtplib",  "poplib",   "imaplib", "telnetlib",    "xmlrpc",
-     "websocket",   "websockets", "paramiko", "pickle",   "_pickle", "cPickle",      "dill",
-     "cloudpickle", "shelve",     "dbm",      "sqlite3",  "joblib",  "h5py",         "safetensors"});
+    {"io", "_io", "shutil", "tempfile", "glob", "fileinput", "mmap", "zipfile", "tarfile", "gzip", "socket",
+     "_socket", "socketserver", "ssl", "select", "selectors", "urllib", "urllib3", "http", "requests",
+     "httpx", "aiohttp", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "websocket",
+     "websockets", "paramiko", "pickle", "_pickle", "cPickle", "dill", "cloudpickle", "shelve", "dbm",
+     "sqlite3", "joblib", "h5py", "safetensors",
+     // raw descriptors: the OS interface without the os wrapper, descriptor control, fault dumps to a fd
+     "posix", "nt", "fcntl", "termios", "faulthandler"});
 
 // Reported at each use.
 constexpr auto kMembers = std::to_array<std::string_view>({"builtins.open",
@@ -59,6 +61,25 @@ constexpr auto kMembers = std::to_array<std::string_view>({"builtins.open",
                                                            "os.chdir",
                                                            "os.chroot",
                                                            "os.pipe",
+                                                           "os.pipe2",
+                                                           "os.close",
+                                                           "os.closerange",
+                                                           "os.fstat",
+                                                           "os.lseek",
+                                                           "os.fsync",
+                                                           "os.fdatasync",
+                                                           "os.openpty",
+                                                           "os.set_inheritable",
+                                                           "os.set_blocking",
+                                                           "os.splice",
+                                                           "os.copy_file_range",
+                                                           "os.preadv",
+                                                           "os.pwritev",
+                                                           "os.eventfd",
+                                                           "os.fchmod",
+                                                           "os.fchown",
+                                                           "os.fchdir",
+                                                           "os.login_tty",
                                                            "os.stat",
                                                            "os.lstat",
                                                            "os.access",
@@ -117,6 +138,25 @@ constexpr auto kPathMethods = std::to_array<std::string_view>(
 // Methods that write files whatever the receiver (ndarray.tofile).
 constexpr auto kWritingMethods = std::to_array<std::string_view>({"tofile"});
 
+// The interpreter's standard streams: print(..., file=sys.stderr) and sys.stdout.write are fine, but their
+// buffers, raw files, descriptors and classes open any descriptor (`type(sys.stdout.buffer)(4, "wb")`),
+// which is how a candidate would reach the worker's reply channel.
+constexpr auto kStandardStreams = std::to_array<std::string_view>(
+    {"sys.stdout", "sys.stderr", "sys.stdin", "sys.__stdout__", "sys.__stderr__", "sys.__stdin__"});
+constexpr auto kStreamInternals =
+    std::to_array<std::string_view>({"buffer", "raw", "fileno", "detach", "__class__", "reconfigure"});
+constexpr auto kOriginalStreams =
+    std::to_array<std::string_view>({"sys.__stdout__", "sys.__stderr__", "sys.__stdin__"});
+
+// Paths that name the process's own descriptors and memory.
+constexpr auto kDescriptorPaths = std::to_array<std::string_view>(
+    {"/proc/self/fd", "/dev/fd", "/proc/self/mem", "/proc/self/environ", "/proc/thread-self/fd",
+     "/proc/self/fdinfo", "/dev/stdout", "/dev/stderr"});
+
+constexpr std::string_view kDescriptorWhy =
+    ": raw file descriptors reach the worker's protocol channel and other open files; print to "
+    "sys.stdout or sys.stderr for logs";
+
 // os.environ methods that change the environment.
 constexpr auto kEnvironWriters = std::to_array<std::string_view>(
     {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"});
@@ -163,6 +203,7 @@ class IoChecker {
       if (is_reference_root(node, names_)) {
         check_reference(source::as_expr(node));
       }
+      check_descriptor_access(node);
       if (const auto* attribute = source::node_cast<source::Attribute>(node);
           attribute != nullptr && in_table(kWritingMethods, attribute->attr)) {
         sink_.add(severity_, "`" + spelling(*attribute) + "` writes a file" + std::string(kWhy),
@@ -173,6 +214,49 @@ class IoChecker {
   }
 
  private:
+  // Stream internals (`sys.stdout.buffer`, `type(sys.stderr)`, `sys.__stdout__`) and descriptor paths.
+  void check_descriptor_access(const source::Node& node) {
+    if (const auto text = string_literal(source::expr_cast(&node))) {
+      for (const std::string_view path : kDescriptorPaths) {
+        if (text->find(path) != std::string::npos) {
+          sink_.add(severity_,
+                    "the path `" + std::string(path) + "` names the process's own descriptors or memory" +
+                        std::string(kDescriptorWhy),
+                    node.location);
+          return;
+        }
+      }
+    }
+    if (const auto* call = source::node_cast<source::Call>(node);
+        call != nullptr && call->args.size() == 1 && names_.resolve(*call->func) == "builtins.type" &&
+        standard_stream(*call->args[0])) {
+      sink_.add(severity_,
+                "`" + spelling(*call) + "` takes the class of a standard stream, which opens any descriptor" +
+                    std::string(kDescriptorWhy),
+                call->location);
+      return;
+    }
+    const auto* attribute = source::node_cast<source::Attribute>(node);
+    if (attribute == nullptr) {
+      return;
+    }
+    const std::string origin = names_.resolve(*attribute);
+    const bool internals = in_table(kStreamInternals, attribute->attr) && standard_stream(*attribute->value);
+    const bool original = in_table(kOriginalStreams, origin);
+    if (internals || original) {
+      sink_.add(severity_,
+                describe(*attribute, origin) + " reaches a standard stream's file or descriptor" +
+                    std::string(kDescriptorWhy),
+                attribute->location);
+    }
+  }
+
+  bool standard_stream(const source::Expr& expr) const {
+    const std::string origin = names_.resolve(expr);
+    return std::any_of(kStandardStreams.begin(), kStandardStreams.end(),
+                       [&origin](std::string_view stream) { return in_module(origin, stream); });
+  }
+
   void check_reference(const source::Expr& reference) {
     const std::string origin = names_.resolve(reference);
     if (in_module(origin, "pathlib") && in_table(kPathMethods, last_component(origin)) &&

@@ -119,6 +119,9 @@ std::unique_ptr<CandidateZygote> CandidateZygote::start(const PythonEnvironment&
                             CandidateSandboxContext{{}, call_timeout_s, {}, scratch.transfer_directory()});
   launch.arguments.back() = "kforge.worker.zygote";
   launch.socket_channel = true;
+  // The zygote runs only kforge's code and speaks its own protocol on the socket; each candidate it forks
+  // gets a hidden, sealed reply channel of its own (the fork request names the descriptor).
+  launch.hidden_reply_channel = false;
   if (launch.sandbox) {
     // Each candidate installs seccomp itself (it still needs setpgid and Landlock's calls before that),
     // and narrows these folders to its own; /proc is narrowed to the candidate's own /proc/<pid>.
@@ -170,9 +173,11 @@ WorkerProcess CandidateZygote::fork_candidate(const ScratchSpace& scratch, Candi
   }
   CandidatePipes pipes;
   std::vector<int> fds = pipes.child_ends();
+  const int hidden_reply_fd = launch.hidden_reply_channel ? WorkerProcess::choose_hidden_reply_fd() : -1;
   nlohmann::json request = {{"op", "fork"},
                             {"environment", environment_pairs(launch)},
-                            {"working_directory", launch.working_directory.string()}};
+                            {"working_directory", launch.working_directory.string()},
+                            {"reply_fd", hidden_reply_fd}};
   if (sandbox && sandbox->landlock() != nullptr) {
     fds.push_back(sandbox->landlock()->fd());
     request["landlock_proc_rights"] = sandbox->landlock()->own_proc_rights();
@@ -213,7 +218,7 @@ WorkerProcess CandidateZygote::fork_candidate(const ScratchSpace& scratch, Candi
     status["started"] = "forked by the candidate zygote";
   }
   auto candidate = WorkerProcess::adopt(pid, request_fd, reply_fd, log_fd, std::move(status),
-                                        sandbox ? sandbox->memory_limit() : std::nullopt);
+                                        sandbox ? sandbox->memory_limit() : std::nullopt, hidden_reply_fd);
   if (sandbox) {
     if (auto failure = sandbox->failure(report)) {
       candidate.stop();  // it has read no request yet: no candidate code ran

@@ -38,6 +38,7 @@ int run(const Options& options) {
       python, scratch.directory(), !options.gpu,
       kforge::runner::CandidateSandboxContext{options.protected_pids, options.timeout_s, secrets,
                                               scratch.transfer_directory()});
+  launch.hidden_reply_channel = false;  // the command is a probe that answers on fd 4, not the worker
   launch.executable = options.command.front();
   launch.arguments.assign(options.command.begin() + 1, options.command.end());
   nlohmann::json result = {{"private_dir", launch.working_directory.string()}};

@@ -106,6 +106,7 @@ WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::f
   const auto private_dir = scratch / "candidate";
   WorkerLaunch launch = python_worker("candidate", python, private_dir);
   sandbox_as_candidate(launch, python, scratch, private_dir, cpu_device, context);
+  launch.hidden_reply_channel = true;  // candidate code runs in this process: replies are sealed
   return launch;
 }
 

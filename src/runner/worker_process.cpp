@@ -14,6 +14,7 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -71,6 +72,7 @@ struct ChildPlan {
   int reply_write = -1;
   int log_write = -1;
   int status_write = -1;
+  int hidden_reply_fd = -1;  // reply on this descriptor instead of kReplyFd (which then stays closed)
   PreparedSandbox* sandbox = nullptr;
 };
 
@@ -91,12 +93,20 @@ struct ChildPlan {
   const int req = fcntl(plan.request_read, F_DUPFD_CLOEXEC, 10);
   const int rep = fcntl(plan.reply_write, F_DUPFD_CLOEXEC, 10);  // the same socket as req on a socket channel
   const int log = fcntl(plan.log_write, F_DUPFD_CLOEXEC, 10);
+  const bool hidden = plan.hidden_reply_fd >= 0;
   if (dev_null < 0 || req < 0 || rep < 0 || log < 0 || dup2(dev_null, STDIN_FILENO) < 0 ||
       dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 || dup2(req, kRequestFd) < 0 ||
-      dup2(rep, kReplyFd) < 0 || chdir(plan.working_dir) != 0) {
+      (!hidden && dup2(rep, kReplyFd) < 0) || chdir(plan.working_dir) != 0) {
     report_and_exit(ChildStatus::Stage::setup_failed, errno);
   }
   close_range(kReplyFd + 1, ~0U, CLOSE_RANGE_CLOEXEC);  // nothing else kforge inherited leaks in
+  if (hidden) {  // after close_range: dup2 clears close-on-exec on the new descriptor
+    const bool moved =
+        rep == plan.hidden_reply_fd ? fcntl(rep, F_SETFD, 0) == 0 : dup2(rep, plan.hidden_reply_fd) >= 0;
+    if (!moved) {
+      report_and_exit(ChildStatus::Stage::setup_failed, errno);
+    }
+  }
   if (plan.sandbox != nullptr && !plan.sandbox->apply_in_child(status.sandbox)) {
     report_and_exit(ChildStatus::Stage::sandbox_failed, status.sandbox.failed_errno);
   }
@@ -180,6 +190,7 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
   }
   Pipe log = make_pipe();
   Pipe exec_status = make_pipe();
+  const int hidden_reply_fd = launch.hidden_reply_channel ? choose_hidden_reply_fd() : -1;
   const pid_t pid = fork();
   if (pid < 0) {
     const int error = errno;
@@ -191,7 +202,8 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
   }
   if (pid == 0) {
     exec_child(ChildPlan{argv.data(), envp.data(), working_dir.c_str(), requests.read_end, replies.write_end,
-                         log.write_end, exec_status.write_end, sandbox ? &*sandbox : nullptr});
+                         log.write_end, exec_status.write_end, hidden_reply_fd,
+                         sandbox ? &*sandbox : nullptr});
   }
   setpgid(pid, pid);  // also here, so signals to the group work before the child runs
   for (int fd : {requests.read_end, replies.write_end, log.write_end, exec_status.write_end}) {
@@ -214,6 +226,9 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
                                          reported ? std::strerror(error) : "it died before exec"));
   }
   process.sandbox_report_ = status.sandbox;
+  if (hidden_reply_fd >= 0) {
+    process.announce_reply_channel(hidden_reply_fd);
+  }
   if (sandbox) {
     process.sandbox_status_ = sandbox->status(status.sandbox);
     process.sandbox_status_["layers"]["environment"] = environment_summary(launch);
@@ -225,13 +240,54 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
 }
 
 WorkerProcess WorkerProcess::adopt(pid_t pid, int request_fd, int reply_fd, int log_fd,
-                                   nlohmann::json sandbox_status, std::optional<std::uint64_t> memory_limit) {
+                                   nlohmann::json sandbox_status, std::optional<std::uint64_t> memory_limit,
+                                   int hidden_reply_fd) {
   WorkerProcess process(pid, request_fd, reply_fd, log_fd);
   process.sandbox_status_ = std::move(sandbox_status);
   if (memory_limit) {
     process.watchdog_.emplace(*memory_limit);
   }
+  if (hidden_reply_fd >= 0) {
+    process.announce_reply_channel(hidden_reply_fd);
+  }
   return process;
+}
+
+int WorkerProcess::choose_hidden_reply_fd() {
+  // Above the fixed slots and the descriptors a worker opens itself, below RLIMIT_NOFILE (1024).
+  constexpr int kLowest = 100;
+  constexpr int kHighest = 999;
+  std::random_device source;
+  return std::uniform_int_distribution<int>(kLowest, kHighest)(source);
+}
+
+void WorkerProcess::announce_reply_channel(int hidden_reply_fd) {
+  sealed_ = true;
+  const nlohmann::json hello = {{"channel", {{"reply_fd", hidden_reply_fd}}}};
+  // A worker that is already gone fails the first call, which reports it.
+  [[maybe_unused]] const bool sent = send_request(hello.dump() + "\n", {});
+}
+
+namespace {
+
+// 128 random bits as hex: the nonce one request carries and its reply must echo.
+std::string fresh_nonce() {
+  std::random_device source;
+  std::uniform_int_distribution<std::uint32_t> word;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", word(source), word(source), word(source), word(source));
+}
+
+}  // namespace
+
+std::optional<WorkerFailure> WorkerProcess::check_seal(const nlohmann::json& reply,
+                                                       const std::string& nonce) {
+  const auto found = reply.find("nonce");
+  if (found != reply.end() && found->is_string() && found->get<std::string>() == nonce) {
+    return std::nullopt;
+  }
+  return kill_and_reap(WorkerFailureKind::forged,
+                       "a line on the reply channel did not carry its request's nonce: it was not written by "
+                       "kforge's worker (candidate code wrote into the protocol channel)");
 }
 
 WorkerProcess::WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd)
@@ -242,6 +298,7 @@ WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
       request_fd_(std::exchange(other.request_fd_, -1)),
       reply_fd_(std::exchange(other.reply_fd_, -1)),
       log_fd_(std::exchange(other.log_fd_, -1)),
+      sealed_(other.sealed_),
       pending_(std::move(other.pending_)),
       log_(std::move(other.log_)),
       sandbox_status_(std::move(other.sandbox_status_)),
@@ -256,6 +313,7 @@ WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
     request_fd_ = std::exchange(other.request_fd_, -1);
     reply_fd_ = std::exchange(other.reply_fd_, -1);
     log_fd_ = std::exchange(other.log_fd_, -1);
+    sealed_ = other.sealed_;
     pending_ = std::move(other.pending_);
     log_ = std::move(other.log_);
     sandbox_status_ = std::move(other.sandbox_status_);
@@ -343,7 +401,16 @@ WorkerReply WorkerProcess::call_passing(const nlohmann::json& request, const std
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
-  const std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string nonce;
+  std::string line;
+  if (sealed_) {
+    nonce = fresh_nonce();
+    nlohmann::json sealed = request;
+    sealed["nonce"] = nonce;
+    line = sealed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  } else {
+    line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
   if (!send_request(line, passed_fds)) {
     return reap_after_eof();  // EPIPE: the worker is gone
   }
@@ -355,8 +422,19 @@ WorkerReply WorkerProcess::call_passing(const nlohmann::json& request, const std
       drain_log(false);
       auto parsed = nlohmann::json::parse(reply, nullptr, false);
       if (parsed.is_discarded() || !parsed.is_object()) {
+        if (sealed_) {  // kforge's worker writes whole JSON lines: anything else was written by someone else
+          return kill_and_reap(WorkerFailureKind::forged,
+                               "the reply channel carried a line that is not a JSON object: candidate code "
+                               "wrote into the protocol channel");
+        }
         return kill_and_reap(WorkerFailureKind::protocol,
                              "the worker sent a reply that is not a JSON object");
+      }
+      if (sealed_) {
+        if (auto forged = check_seal(parsed, nonce)) {
+          return *forged;
+        }
+        parsed.erase("nonce");
       }
       return parsed;
     }

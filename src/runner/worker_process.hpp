@@ -28,12 +28,18 @@ struct WorkerLaunch {
   // fds 3 and 4 are one AF_UNIX stream socket instead of two pipes, so that a request can carry file
   // descriptors (the candidate zygote receives each candidate's pipes this way).
   bool socket_channel = false;
+  // For untrusted code that speaks the protocol (the candidate worker): replies go out on a descriptor
+  // chosen at run time (fd 4 stays closed), the worker learns it from a first line on its request pipe,
+  // and every reply must echo the fresh random nonce of its request. A line the candidate writes into
+  // the channel cannot carry the nonce it never saw, so a forged reply is detected (WorkerFailureKind::
+  // forged) instead of read as the worker's (docs/threat-model.md, "Forged replies").
+  bool hidden_reply_channel = false;
 };
 
 // The environment layer of a sandbox status: "on (only NAME, NAME, ...)".
 std::string environment_summary(const WorkerLaunch& launch);
 
-enum class WorkerFailureKind { timeout, exited, signaled, protocol };
+enum class WorkerFailureKind { timeout, exited, signaled, protocol, forged };
 
 // Why a call got no reply: the worker hung, exited, was killed by a signal, or spoke nonsense.
 struct WorkerFailure {
@@ -57,8 +63,13 @@ class WorkerProcess {
   static WorkerProcess start(const WorkerLaunch& launch);
   // Takes charge of a process this one did not fork but is the parent of (a candidate the zygote forked
   // and that was re-parented here, see candidate_zygote.hpp), speaking the same protocol on these fds.
+  // `hidden_reply_fd` is the descriptor number the child replies on when the zygote set up a hidden
+  // reply channel (see WorkerLaunch::hidden_reply_channel), -1 for the well-known fd 4.
   static WorkerProcess adopt(pid_t pid, int request_fd, int reply_fd, int log_fd,
-                             nlohmann::json sandbox_status, std::optional<std::uint64_t> memory_limit);
+                             nlohmann::json sandbox_status, std::optional<std::uint64_t> memory_limit,
+                             int hidden_reply_fd = -1);
+  // A descriptor number for a hidden reply channel: random, above the well-known ones, below NOFILE.
+  static int choose_hidden_reply_fd();
 
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -99,11 +110,15 @@ class WorkerProcess {
   void close_fds();
   bool send_request(const std::string& line, const std::vector<int>& fds) const;
   void reap_group_leftovers() const;
+  // Tells a worker with a hidden reply channel where to reply (the first line of its request pipe).
+  void announce_reply_channel(int hidden_reply_fd);
+  std::optional<WorkerFailure> check_seal(const nlohmann::json& reply, const std::string& nonce);
 
   pid_t pid_ = -1;
   int request_fd_ = -1;
   int reply_fd_ = -1;
   int log_fd_ = -1;
+  bool sealed_ = false;  // replies must echo their request's nonce (a hidden reply channel)
   std::string pending_;
   std::string log_;
   nlohmann::json sandbox_status_;

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace kforge::source {
@@ -66,6 +67,11 @@ struct PendingNode {
 };
 
 enum class TritonDecorator : std::uint8_t { none, jit, autotune, heuristics };
+
+// Triton entry points (matched by the end of their resolved name, so `triton.runtime.Config` counts
+// too) whose callable arguments Triton calls during a launch.
+constexpr std::array<std::string_view, 5> kTritonCallbackTakers = {".autotune", ".heuristics", ".Config",
+                                                                   ".Autotuner", ".Heuristics"};
 
 std::vector<std::string> split_dotted(std::string_view dotted) {
   std::vector<std::string> parts;
@@ -1079,6 +1085,8 @@ class IndexBuilder {
     // One search for the whole call graph: what an expression calls was queued when the search
     // first met it, so meeting it again from another reference adds nothing.
     Resolution resolution;
+    const std::vector<std::size_t> callbacks = launch_callback_scopes(resolution);
+    queue.insert(queue.end(), callbacks.begin(), callbacks.end());
     while (!queue.empty()) {
       const std::size_t scope = queue.front();
       queue.pop_front();
@@ -1098,6 +1106,59 @@ class IndexBuilder {
         queue.insert(queue.end(), callees.begin(), callees.end());
       }
     }
+  }
+
+  // A call that hands callables to Triton, which calls them during a launch: triton.autotune
+  // (prune_configs_by, perf_model, pre/post hooks), triton.heuristics (the value functions),
+  // triton.Config(pre_hook=...), kernel.add_pre_run_hook(fn).
+  bool hands_callables_to_triton(const Call& call) const {
+    if (const auto* method = node_cast<Attribute>(call.func.get());
+        method != nullptr && method->attr == "add_pre_run_hook") {
+      return true;
+    }
+    const std::string name = resolve_dotted(dotted_name(*call.func));
+    return name.starts_with("triton.") &&
+           std::any_of(kTritonCallbackTakers.begin(), kTritonCallbackTakers.end(),
+                       [&name](std::string_view taker) { return name.ends_with(taker); });
+  }
+
+  // The functions and lambdas handed to Triton anywhere in the module (see hands_callables_to_triton):
+  // they run inside forward's launches, so they are as reachable as forward's own calls.
+  std::vector<std::size_t> launch_callback_scopes(Resolution& resolution) {
+    std::unordered_map<const Node*, std::size_t> lambda_scopes;
+    for (std::size_t scope = 0; scope < scopes_.size(); ++scope) {
+      if (scopes_[scope].kind == ScopeKind::lambda) {
+        lambda_scopes.emplace(scopes_[scope].node, scope);
+      }
+    }
+    std::vector<std::size_t> roots;
+    for (std::size_t scope = 0; scope < scopes_.size(); ++scope) {
+      for (const Call* call : scopes_[scope].calls) {
+        spend(1);
+        if (!hands_callables_to_triton(*call)) {
+          continue;
+        }
+        const auto visit_argument = [&](const Node& node) {
+          spend(1);
+          if (const auto found = lambda_scopes.find(&node); found != lambda_scopes.end()) {
+            roots.push_back(found->second);
+            return WalkAction::skip_children;  // its body is searched as a reachable scope
+          }
+          if (node_cast<Name>(node) != nullptr || node_cast<Attribute>(node) != nullptr) {
+            callees_of(*expr_cast(&node), scope, resolution, roots);
+          }
+          return WalkAction::visit_children;
+        };
+        for (const ExprPtr& argument : call->args) {
+          walk(*argument, visit_argument);
+        }
+        for (const auto& keyword : call->keywords) {
+          walk(*keyword->value, visit_argument);
+        }
+      }
+    }
+    std::erase_if(roots, [this](std::size_t callee) { return kernel_scopes_.contains(callee); });
+    return roots;
   }
 
   // ------------------------------------------------------------------------------------------

@@ -97,9 +97,11 @@ struct ModuleIndex {
   // module-level functions called or referenced by name (also through local and module aliases),
   // self.method() (including overrides in ModelNew when forward is inherited), methods of helper
   // classes held in self attributes or instantiated, Fn.apply of autograd Functions,
-  // torch.ops.ns.name of @torch.library.custom_op/triton_op functions, super() methods, and every
-  // nested function and lambda inside a reachable function. Resolution is static and
-  // deliberately over-approximates (all branches of a conditional alias count).
+  // torch.ops.ns.name of @torch.library.custom_op/triton_op functions, super() methods, every
+  // nested function and lambda inside a reachable function, and every callable handed to Triton
+  // anywhere in the module (heuristics values, autotune prune_configs_by/perf_model/hooks,
+  // triton.Config(pre_hook=...), kernel.add_pre_run_hook(fn)): Triton calls them during a launch. Resolution
+  // is static and deliberately over-approximates (all branches of a conditional alias count).
   std::vector<std::string> reachable_functions;
 
   const KernelInfo* find_kernel(std::string_view name) const;

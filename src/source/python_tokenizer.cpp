@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "source/located_failure.hpp"
+#include "source/unicode_normalization.hpp"
 
 namespace kforge::source {
 namespace {
@@ -573,6 +574,9 @@ class Lexer {
       token.kind = TokenKind::op;
     }
     token.text = std::string(cursor_.slice_from(start));
+    if (token.kind == TokenKind::name && has_non_ascii(token.text)) {
+      token.text = nfkc(token.text);  // Python compares identifiers in NFKC: `ｔｏｒｃｈ` is `torch`
+    }
     token.end = cursor_.location();
     return token;
   }

@@ -35,7 +35,8 @@ struct FStringField {
 struct Token {
   TokenKind kind = TokenKind::end_of_input;
   // Exact source text (a string token keeps its prefix and quotes; INDENT holds the indentation;
-  // NEWLINE, DEDENT and end_of_input are empty).
+  // NEWLINE, DEDENT and end_of_input are empty), except that a name is in NFKC, the form Python
+  // compares identifiers in (`ｔｏｒｃｈ` is the name `torch`).
   std::string text;
   SourceLocation location;                   // first character
   SourceLocation end;                        // just past the last character

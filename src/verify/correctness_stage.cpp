@@ -24,6 +24,9 @@ std::string call_failure_summary(int trial, const CallResult& call, double timeo
   if (call.kind == "exited") {
     return fmt::format("trial {}: the candidate process ended during forward: {}", trial, call.message);
   }
+  if (call.kind == "reply-forged") {
+    return fmt::format("trial {}: forged worker reply: {}", trial, call.message);
+  }
   if (call.kind == "device_fault") {
     return fmt::format("trial {}: GPU fault in the candidate: {}", trial, call.message);
   }

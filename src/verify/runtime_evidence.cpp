@@ -99,11 +99,22 @@ void check_foreign_compute(const RuntimeEvidence& evidence, std::vector<Finding>
                         kNoLocation});
   }
   const auto aten = summed_counts(evidence.traces, "aten_compute_ops");
+  const auto profiled = summed_counts(evidence.traces, "aten_compute_profiled");
   if (!aten.empty()) {
     findings.push_back({"torch-compute-at-runtime", Severity::reject,
                         "forward ran PyTorch (ATen) compute outside Triton kernels: " + listed(aten) +
                             "; only allocation, views and copies may run around the launches",
                         kNoLocation});
+  } else if (!profiled.empty()) {
+    // The profiler hooks the dispatcher in C++: what it saw while the dispatch mode saw nothing was
+    // hidden from the mode (popped, disabled, or run where the mode does not look).
+    findings.push_back(
+        {"torch-compute-at-runtime", Severity::reject,
+         "forward ran PyTorch (ATen) compute outside Triton kernels that only the profiler saw (" +
+             listed(profiled) +
+             "): the candidate hid it from kforge's dispatch recorder; only allocation, views "
+             "and copies may run around the launches",
+         kNoLocation});
   }
   std::map<std::string, long> kernels;
   for (const auto& trace : evidence.traces) {
@@ -188,6 +199,59 @@ void check_precision(const RuntimeEvidence& evidence, std::vector<Finding>& find
   }
 }
 
+// Device-to-host copies that CUPTI recorded during one traced call.
+long device_to_host_copies(const nlohmann::json& trace) {
+  long copies = 0;
+  for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
+    if (kernel.value("name", std::string()).find("DtoH") != std::string::npos) {
+      copies += kernel.value("count", 1L);
+    }
+  }
+  return copies;
+}
+
+void check_host_transfers(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  const auto derived = summed_counts(evidence.traces, "host_transfers");
+  if (!derived.empty()) {
+    findings.push_back({"host-transfer", Severity::reject,
+                        "forward read input-derived tensor data on the host (" + listed(derived) +
+                            "): computing in Python or numpy and copying the answer with a kernel is not "
+                            "Triton computing the op; keep the data on the device and compute in the kernels",
+                        kNoLocation});
+    return;
+  }
+  if (!evidence.on_gpu) {
+    return;
+  }
+  for (std::size_t i = 0; i < evidence.traces.size(); ++i) {
+    const auto& trace = evidence.traces[i];
+    const long copies = device_to_host_copies(trace);
+    const long seen = trace.value("device_to_host_conversions", 0L);
+    if (copies > seen) {
+      findings.push_back(
+          {"host-transfer", Severity::reject,
+           fmt::format("call {} of forward copied data from the GPU to the host {} time(s) (CUPTI) but made "
+                       "{} tensor conversion(s) kforge could see: device-to-host transfers during forward "
+                       "move the work off the GPU",
+                       i + 1, copies, seen),
+           kNoLocation});
+      return;
+    }
+  }
+}
+
+void check_kernel_arguments(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+  const auto bad = summed_counts(evidence.traces, "bad_kernel_arguments");
+  if (!bad.empty()) {
+    findings.push_back({"kernel-constexpr-argument", Severity::reject,
+                        "the candidate's kernels received arguments that are not plain values (" +
+                            listed(bad, 4) +
+                            "): tl.constexpr arguments must be ints, floats, bools, strings, dtypes or None, "
+                            "and kernels take tensors and scalars, not Python objects that compute",
+                        kNoLocation});
+  }
+}
+
 }  // namespace
 
 long RuntimeEvidence::own_launches_per_call() const {
@@ -224,6 +288,8 @@ std::vector<rules::Finding> runtime_findings(const RuntimeEvidence& evidence) {
   check_foreign_compute(evidence, findings);
   check_streams_and_leftovers(evidence, findings);
   check_precision(evidence, findings);
+  check_host_transfers(evidence, findings);
+  check_kernel_arguments(evidence, findings);
   return findings;
 }
 

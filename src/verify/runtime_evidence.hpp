@@ -29,9 +29,9 @@ struct RuntimeEvidence {
 // Findings of the runtime checks on the traces: triton-kernel-ran, kernel-failure-swallowed,
 // foreign-triton-kernel,
 // torch-compute-at-runtime, non-triton-gpu-kernel, side-stream-launch, side-stream-gpu-work,
-// threads-left-alive and
-// precision-downgrade-runtime. All reject, under every profile: they report what the candidate did,
-// not a guess from its source (docs/threat-model.md).
+// threads-left-alive, precision-downgrade-runtime, host-transfer and kernel-constexpr-argument.
+// (Modes left active are rejected by the candidate worker itself: dispatch-mode-tampering.) All reject, under
+// every profile: they report what the candidate did, not a guess from its source (docs/threat-model.md).
 std::vector<rules::Finding> runtime_findings(const RuntimeEvidence& evidence);
 
 }  // namespace kforge::verify

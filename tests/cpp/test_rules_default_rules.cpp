@@ -24,11 +24,12 @@ TEST(DefaultRules, EveryRuleIsRegisteredOnce) {
     ids.emplace_back(rule->id());
     EXPECT_FALSE(rule->summary().empty()) << rule->id();
   }
-  EXPECT_EQ(ids, (std::vector<std::string>{"triton-kernel-launched", "torch-compute-in-forward",
-                                           "obfuscated-access", "introspection", "monkeypatching",
-                                           "threads-and-processes", "side-stream", "file-and-network-io",
-                                           "fallback-on-kernel-failure", "cached-state-in-forward",
-                                           "native-code", "precision-downgrade"}));
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{
+                "triton-kernel-launched", "torch-compute-in-forward", "obfuscated-access", "introspection",
+                "monkeypatching", "threads-and-processes", "side-stream", "file-and-network-io",
+                "fallback-on-kernel-failure", "cached-state-in-forward", "native-code", "precision-downgrade",
+                "host-round-trip", "python-in-kernel", "dispatch-interception"}));
 }
 
 TEST(DefaultRules, SeverityPerProfile) {

@@ -101,6 +101,31 @@ TEST(FileAndNetworkIoRule, LenientProfileWarns) {
   EXPECT_EQ(findings[0].severity, Severity::warn);
 }
 
+TEST(FileAndNetworkIoRule, RawDescriptorsAndStreamInternals) {
+  // The forged-reply trick: the class of a standard stream's buffer opens any descriptor.
+  const std::string forged = model_with("type(sys.stdout.buffer)(4, 'wb').write(b'{}')", "import sys");
+  const auto findings = check(forged);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].location, location_of(forged, "type(sys"));
+  expect_one_at(model_with("f = sys.stderr.buffer", "import sys"), "sys.stderr.buffer");
+  expect_one_at(model_with("n = sys.stdout.fileno()", "import sys"), "sys.stdout.fileno");
+  expect_one_at(model_with("cls = sys.stdout.__class__", "import sys"), "sys.stdout.__class__");
+  expect_one_at(model_with("s = sys.__stdout__", "import sys"), "sys.__stdout__");
+  expect_one_at(model_with("os.close(4)", "import os"), "os.close");
+  expect_one_at(model_with("st = os.fstat(4)", "import os"), "os.fstat");
+  expect_one_at(model_with("pass", "import fcntl"), "import fcntl");
+  expect_one_at(model_with("pass", "from posix import write"), "from posix");
+  expect_one_at(model_with("p = '/proc/self/fd/4'"), "'/proc/self/fd/4'");
+  expect_one_at(model_with("p = '/dev/fd/4'"), "'/dev/fd/4'");
+}
+
+TEST(FileAndNetworkIoRule, PrintingToTheStandardStreamsIsFine) {
+  EXPECT_TRUE(check(model_with("print(x.shape, file=sys.stderr)\n        sys.stdout.write('ok')\n"
+                               "        sys.stdout.flush()",
+                               "import sys"))
+                  .empty());
+}
+
 TEST(FileAndNetworkIoRule, HonestLookalikesAreClean) {
   const std::string source = with_prelude(R"PY(
 import os

@@ -346,5 +346,36 @@ TEST(TorchComputeInForwardRule, ParameterHolderModulesAreNotCalls) {
   EXPECT_TRUE(check(source).empty());
 }
 
+TEST(TorchComputeInForwardRule, FullwidthSpellingsNameWhatPythonNames) {
+  // Python reads `ｔｏｒｃｈ.ｓｏｆｔｍａｘ` as `torch.softmax` (NFKC), and so does the rule.
+  const std::string source = forward_with("out = ｔｏｒｃｈ.ｓｏｆｔｍａｘ(x, -1)");
+  const auto findings = check(source);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_TRUE(testing::mentions(findings[0], "torch.softmax"));
+}
+
+TEST(TorchComputeInForwardRule, CallablesHandedToTritonAreReachable) {
+  // Triton calls these during a launch from forward: heuristics values, config pre-hooks, autotune
+  // pruning and pre-run hooks run candidate code as much as forward's own calls do.
+  const std::string heuristics = with_prelude(
+      "\n\n@triton.heuristics({'B': lambda args: args['x'].softmax(-1).sum().item()})\n@triton.jit\n"
+      "def h_kernel(x, B: tl.constexpr):\n    pass\n\n\nclass ModelNew(nn.Module):\n"
+      "    def forward(self, x):\n        h_kernel[(1,)](x)\n        return launch_copy(x)\n");
+  EXPECT_FALSE(check(heuristics).empty());
+  const std::string pre_hook = with_prelude(
+      "\n\ndef fill(nargs):\n    nargs['out'].copy_(torch.exp(nargs['x']))\n\n\n"
+      "@triton.autotune(configs=[triton.Config({'B': 16}, pre_hook=fill)], key=['n'])\n@triton.jit\n"
+      "def a_kernel(x, out, n, B: tl.constexpr):\n    pass\n\n\nclass ModelNew(nn.Module):\n"
+      "    def forward(self, x):\n        out = torch.empty_like(x)\n        a_kernel[(1,)](x, out, "
+      "x.numel())\n"
+      "        return out\n");
+  expect_one_at(pre_hook, "torch.exp");
+  const std::string run_hook = with_prelude(
+      "\n\ndef hook(*args, **kwargs):\n    kwargs['out'].copy_(torch.exp(kwargs['x']))\n\n\n"
+      "copy_kernel.add_pre_run_hook(hook)\n\n\nclass ModelNew(nn.Module):\n"
+      "    def forward(self, x):\n        return launch_copy(x)\n");
+  expect_one_at(run_hook, "torch.exp");
+}
+
 }  // namespace
 }  // namespace kforge::rules

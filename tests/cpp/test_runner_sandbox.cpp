@@ -384,6 +384,7 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
       make_candidate_launch(python, root_, true, CandidateSandboxContext{{judge_.pid()}, 30.0, {}, {}});
   unsetenv("KFORGE_TEST_SECRET");
   unsetenv("KFORGE_SANDBOX");
+  launch.hidden_reply_channel = false;  // a shell probe answering on fd 4, not the candidate worker
   launch.executable = "/bin/sh";
   launch.arguments = {"-c", "read -r line <&3; env; echo '{\"ok\":true}' >&4"};
   auto worker = WorkerProcess::start(launch);

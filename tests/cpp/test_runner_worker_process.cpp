@@ -102,6 +102,61 @@ TEST(WorkerProcess, GarbageReplyIsAProtocolFailure) {
   EXPECT_EQ(std::get<WorkerFailure>(reply).kind, WorkerFailureKind::protocol);
 }
 
+// A Python worker on a hidden reply channel: it learns its reply descriptor from the first line and
+// echoes each request's nonce; `forge` first writes a reply line of its own, as candidate code would.
+WorkerLaunch hidden_channel_worker(bool forge) {
+  WorkerLaunch launch;
+  launch.executable = "/usr/bin/python3";
+  const std::string script =
+      std::string(R"PY(
+import json, os
+requests = os.fdopen(3, "r")
+channel = json.loads(requests.readline())["channel"]
+replies = os.fdopen(channel["reply_fd"], "w")
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+for line in requests:
+    request = json.loads(line)
+)PY") +
+      (forge ? "    replies.write('{\"ok\": true, \"forged\": true}\\n')\n" : "") +
+      R"PY(    reply = {"ok": True, "nonce": request["nonce"], "fd": channel["reply_fd"], "fd4_open": is_open(4)}
+    replies.write(json.dumps(reply) + "\n")
+    replies.flush()
+)PY";
+  launch.arguments = {"-c", script};
+  launch.environment = {{"PATH", "/usr/bin:/bin"}};
+  launch.working_directory = std::filesystem::temp_directory_path();
+  launch.hidden_reply_channel = true;
+  return launch;
+}
+
+TEST(WorkerProcess, HiddenReplyChannelIsAtARunTimeNumberAndSealed) {
+  auto worker = WorkerProcess::start(hidden_channel_worker(false));
+  for (int i = 0; i < 2; ++i) {
+    auto reply = worker.call({{"op", "ping"}}, 10s);
+    ASSERT_TRUE(std::holds_alternative<nlohmann::json>(reply)) << std::get<WorkerFailure>(reply).message;
+    const auto& body = std::get<nlohmann::json>(reply);
+    EXPECT_GE(body["fd"].get<int>(), 100);
+    EXPECT_FALSE(body["fd4_open"].get<bool>()) << "the well-known reply descriptor must stay closed";
+    EXPECT_FALSE(body.contains("nonce"))
+        << "the nonce is checked and removed before the caller sees the reply";
+  }
+}
+
+TEST(WorkerProcess, AReplyWithoutItsNonceIsForged) {
+  auto worker = WorkerProcess::start(hidden_channel_worker(true));
+  const pid_t pid = worker.pid();
+  auto reply = worker.call({{"op", "run"}}, 10s);
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(reply));
+  EXPECT_EQ(std::get<WorkerFailure>(reply).kind, WorkerFailureKind::forged);
+  EXPECT_FALSE(worker.running());
+  EXPECT_FALSE(process_exists(pid));
+}
+
 TEST(WorkerProcess, LogIsBoundedAndNeverBlocksTheWorker) {
   auto worker = WorkerProcess::start(
       shell_worker("read -r line <&3; head -c 1000000 /dev/zero | tr '\\0' x; echo '{\"ok\":true}' >&4"));

@@ -149,6 +149,29 @@ TEST(Tokenizer, UnicodeIdentifiersAndColumnsInCodePoints) {
   EXPECT_EQ(tokens[4].location, (SourceLocation{1, 20}));
 }
 
+TEST(Tokenizer, IdentifiersAreNormalisedToNfkcAsPythonDoes) {
+  // PEP 3131: `ｔｏｒｃｈ` (fullwidth), `𝐭𝐨𝐫𝐜𝐡` (mathematical bold) and `ﬁ` (a ligature) name what
+  // their NFKC forms name; locations still count the source's code points.
+  const std::vector<Token> tokens = tokens_of("ｔｏｒｃｈ.ｓｏｆｔｍａｘ(𝐱) + ﬁle\n");
+  ASSERT_GE(tokens.size(), 8U);
+  EXPECT_EQ(tokens[0].kind, TokenKind::name);
+  EXPECT_EQ(tokens[0].text, "torch");
+  EXPECT_EQ(tokens[2].text, "softmax");
+  EXPECT_EQ(tokens[2].location, (SourceLocation{1, 7}));
+  EXPECT_EQ(tokens[4].text, "x");
+  EXPECT_EQ(tokens[7].text, "file");
+  // Composed and decomposed spellings of one name are one name.
+  EXPECT_EQ(tokens_of("caf\u00e9")[0].text, tokens_of("cafe\u0301")[0].text);
+}
+
+TEST(Tokenizer, NfkcLeavesStringsAndKeywordsAlone) {
+  const std::vector<Token> tokens = tokens_of("s = 'ｔｏｒｃｈ'\nｉｆ\n");
+  EXPECT_EQ(tokens[2].kind, TokenKind::string);
+  EXPECT_EQ(tokens[2].text, "'ｔｏｒｃｈ'");   // a string's value is not an identifier
+  EXPECT_EQ(tokens[4].kind, TokenKind::name);  // CPython matches keywords before normalising
+  EXPECT_EQ(tokens[4].text, "if");
+}
+
 TEST(Tokenizer, ValidNumbers) {
   for (const std::string_view number :
        {"0",           "00",   "0_0",  "123", "1_000_000", "0x_FF",  "0XdeadBEEF", "0o17",   "0O7_7",

@@ -133,6 +133,54 @@ TEST(RuntimeEvidence, SteadyStateIgnoresTheFirstCallsAutotuning) {
   EXPECT_TRUE(evidence_of({}).time_coverage().is_null());
 }
 
+TEST(RuntimeEvidence, ComputeOnlyTheProfilerSawIsRejected) {
+  // The dispatch recorder was removed (nothing in aten_compute_ops) but the profiler's C++ view saw it.
+  auto hidden = honest_trace();
+  hidden["aten_compute_profiled"] = {{"softmax", 1}};
+  const auto findings = runtime_findings(evidence_of({honest_trace(), hidden}));
+  const auto* finding = find(findings, "torch-compute-at-runtime");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_NE(finding->message.find("only the profiler saw (softmax x1)"), std::string::npos)
+      << finding->message;
+}
+
+TEST(RuntimeEvidence, HostReadsOfInputDataAreRejected) {
+  auto host = honest_trace();
+  host["host_transfers"] = {{"tolist", 1}};
+  const auto* finding = find(runtime_findings(evidence_of({host})), "host-transfer");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->severity, Severity::reject);
+  EXPECT_NE(finding->message.find("tolist x1"), std::string::npos);
+  // Reading a parameter on the host is not input-derived.
+  auto parameter = honest_trace();
+  parameter["host_transfers_clean"] = 1;
+  EXPECT_EQ(find(runtime_findings(evidence_of({parameter})), "host-transfer"), nullptr);
+}
+
+TEST(RuntimeEvidence, DeviceToHostCopiesNoConversionExplainsAreRejectedOnAGpu) {
+  auto copied = honest_trace();
+  copied["gpu_kernels"] = nlohmann::json::array(
+      {{{"name", "Memcpy DtoH (Device -> Pageable)"}, {"count", 2}, {"memory", true}, {"own", false}}});
+  copied["device_to_host_conversions"] = 1;
+  auto evidence = evidence_of({copied});
+  evidence.on_gpu = true;
+  const auto* finding = find(runtime_findings(evidence), "host-transfer");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_NE(finding->message.find("2 time(s)"), std::string::npos) << finding->message;
+  copied["device_to_host_conversions"] = 2;  // every copy is a conversion kforge saw (of a parameter)
+  evidence = evidence_of({copied});
+  evidence.on_gpu = true;
+  EXPECT_EQ(find(runtime_findings(evidence), "host-transfer"), nullptr);
+}
+
+TEST(RuntimeEvidence, NonScalarKernelArgumentsAreRejected) {
+  auto trace = honest_trace();
+  trace["bad_kernel_arguments"] = {{"rowsum_kernel.TABLE: a Tensor passed as tl.constexpr", 1}};
+  const auto* finding = find(runtime_findings(evidence_of({trace})), "kernel-constexpr-argument");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_NE(finding->message.find("rowsum_kernel.TABLE"), std::string::npos);
+}
+
 TEST(RuntimeEvidence, MalformedTracesNeverThrow) {
   const auto evidence =
       evidence_of({nlohmann::json::object(), nlohmann::json{{"own_launches", "x"}},

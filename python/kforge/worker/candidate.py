@@ -1,6 +1,7 @@
 """The candidate worker: untrusted, imports only the candidate. Builds ModelNew with the judge's seed and
 init inputs, runs it on tensors the judge shared, and shares its outputs back. Run by the kforge binary
-as `python -m kforge.worker.candidate` with the protocol pipes on fds 3 and 4.
+as `python -m kforge.worker.candidate` with the request pipe on fd 3 and the reply pipe on the hidden,
+sealed descriptor that kforge names in its first line (kforge.worker.protocol).
 """
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ from typing import Any
 import torch
 
 from kforge.worker import correctness, protocol, values
+from kforge.worker.dispatch_guard import (
+    clear_foreign_modes,
+    kforge_owned,
+    mode_stack_problems,
+    tensor_type_problem,
+)
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
@@ -24,7 +31,6 @@ from kforge.worker.timing import (
     Pacing,
     SampleTimer,
     WarmUpPolicy,
-    kforge_tensor_ops,
     replaced_timing_functions,
 )
 from kforge.worker.trace import ForwardTrace, LaunchLog, LaunchRecorder, traced_forward
@@ -103,6 +109,15 @@ def _output_problem(item: torch.Tensor, inputs: list[Any]) -> str | None:
             if low < other_high and other_low < high:
                 return f"a view of input {index}, expected a tensor of its own"
     return None
+
+
+def _model_tensor_problems(model: torch.nn.Module | None) -> list[str]:
+    """Parameters and buffers that are tensor subclasses (or carry their own __torch_function__)."""
+    if model is None:
+        return []
+    named = [*model.named_parameters(), *model.named_buffers()]
+    problems = (tensor_type_problem(tensor, f"`{name}`") for name, tensor in named)
+    return [problem for problem in problems if problem is not None]
 
 
 def _is_compile_error(exc: BaseException) -> bool:
@@ -217,6 +232,14 @@ class CandidateWorker:
             state.model = model.to(state.device).eval()
         except BaseException as exc:  # noqa: BLE001
             raise self._fail("constructor_error", exc) from None
+        problems = mode_stack_problems() + _model_tensor_problems(state.model)
+        if problems:
+            clear_foreign_modes()
+            raise WorkerError(
+                "dispatch-mode-tampering",
+                "; ".join(problems) + ": kforge must handle the candidate's tensors without the candidate's "
+                "code running inside its operations",
+            )
         return {}
 
     def _open_inputs(self, encoded: list[Any]) -> list[Any]:
@@ -239,7 +262,10 @@ class CandidateWorker:
     def _traced_call(self, inputs: list[Any], ghost: bool) -> tuple[Any, ForwardTrace]:
         """A forward with poisoned fresh memory and every launch, ATen op and GPU kernel recorded."""
         state = self.state
-        with uninitialized_memory_poisoned(), traced_forward(state.recorder, state.device, ghost) as trace:
+        with (
+            uninitialized_memory_poisoned(),
+            traced_forward(state.recorder, state.device, ghost, state.model) as trace,
+        ):
             result = self._call(inputs)
         return result, trace
 
@@ -255,10 +281,24 @@ class CandidateWorker:
             state.inputs = self._open_inputs(request["inputs"])
         assert state.inputs is not None
         result, trace = self._traced_call(state.inputs, bool(request.get("ghost")))
+        if trace.dispatch_problems:
+            raise WorkerError(
+                "dispatch-mode-tampering",
+                "after forward: " + "; ".join(trace.dispatch_problems) + ": a mode left active would run the "
+                "candidate's code inside kforge's own handling of the outputs",
+            )
         trace_json = {**trace.to_json(), "input_attributes": input_attribute_problems(state.inputs)}
         return {**self._export_result(result, state.inputs), "trace": trace_json}
 
     def _export_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
+        """Shares the outputs; every operation on them runs without Python dispatch or torch-function
+        handling (a mode the candidate left active would otherwise run inside the copies), after any
+        such mode has been removed."""
+        clear_foreign_modes()
+        with kforge_owned():
+            return self._export_owned(result, inputs)
+
+    def _export_owned(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
         state = self.state
         state.exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         return self._encode_result(result, inputs)
@@ -312,7 +352,7 @@ class CandidateWorker:
         # Timed on private copies in this process's caching allocator, as the judge times the reference
         # on its private clones: the same kind of memory on both sides (issue 31: on the shared cuMemAlloc
         # buffers a kernel read 0.92x against itself at 4 µs).
-        with kforge_tensor_ops():
+        with kforge_owned():
             state.timing_inputs = [
                 value.clone() if isinstance(value, torch.Tensor) else value for value in shared
             ]
@@ -416,7 +456,7 @@ class CandidateWorker:
     def _poison_last_output(self) -> None:
         """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
         cannot return a recycled block (or a cached tensor) that still holds a correct result."""
-        with kforge_tensor_ops():
+        with kforge_owned():
             for item in correctness.flatten_outputs(self.state.last_timed_output):
                 if type(item) is torch.Tensor and item.numel() > 0:
                     item.fill_(float("nan") if item.is_floating_point() else -1)
@@ -436,7 +476,7 @@ class CandidateWorker:
         exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         state.exporter = exporter
         outputs = len(log.positions)
-        with kforge_tensor_ops():
+        with kforge_owned():
             slots = [
                 {"set": value_set, **self._encode_result(log.slot_result(value_set), inputs)}
                 for value_set in sorted(log.slots)

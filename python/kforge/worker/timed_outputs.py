@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from kforge.worker.correctness import flatten_outputs
-from kforge.worker.timing import kforge_tensor_ops
+from kforge.worker.dispatch_guard import kforge_owned
 
 SAMPLED_ELEMENTS = 256  # elements of each output checked per timed call
 MAX_PROBLEMS = 4  # distinct problems reported
@@ -60,7 +60,7 @@ def tensors_in(value: Any) -> list[torch.Tensor]:
 
 def copy_values(destination: list[Any], source: list[Any]) -> None:
     """Writes the source set's tensor values into the destination's buffers (kforge's own op)."""
-    with kforge_tensor_ops():
+    with kforge_owned():
         for into, value in zip(tensors_in(destination), tensors_in(source), strict=True):
             _COPY(into, value)
 
@@ -115,7 +115,7 @@ class TimedOutputLog:
             if problem is not None:
                 self._problem(f"a timed output is {problem}")
                 return
-        with kforge_tensor_ops():
+        with kforge_owned():
             self.rows.append(
                 [
                     _INDEX_SELECT(_FLATTEN(item), 0, where)
@@ -127,7 +127,7 @@ class TimedOutputLog:
 
     def _choose_positions(self, outputs: list[torch.Tensor]) -> None:
         generator = torch.Generator().manual_seed(secrets.randbits(63))
-        with kforge_tensor_ops():
+        with kforge_owned():
             for item in outputs:
                 count = min(item.numel(), SAMPLED_ELEMENTS)
                 chosen = torch.randint(max(1, item.numel()), (count,), generator=generator, dtype=torch.int64)
@@ -135,7 +135,7 @@ class TimedOutputLog:
 
     def sampled_rows(self, output: int) -> torch.Tensor:
         """Output `output`'s sampled elements of every timed call, one row per call."""
-        with kforge_tensor_ops():
+        with kforge_owned():
             return _STACK([row[output] for row in self.rows])
 
     def slot_result(self, value_set: int) -> Any:

@@ -15,7 +15,7 @@ The wall time of synchronised back-to-back calls is measured too (wall_per_call)
 Statistics and stopping live in the C++ supervisor.
 
 Everything kforge does to tensors here (flush, value copies, output checks) runs with Python dispatch
-and torch-function handling disabled (kforge_tensor_ops), so a mode the candidate left active sees
+and torch-function handling disabled (dispatch_guard.kforge_owned), so a mode the candidate left active sees
 none of it. The timing functions are bound when this module is imported, which the candidate worker
 does before it imports the candidate: a candidate that later replaces them changes nothing that is
 measured, and replaced_timing_functions() names what it replaced, so the verdict can reject it.
@@ -34,6 +34,8 @@ from typing import Any, Protocol
 
 import torch
 
+from kforge.worker.dispatch_guard import kforge_owned
+
 MIN_FLUSH_BYTES = 128 * 1024 * 1024
 HOST_MARGIN = 3.0  # the sleep lasts this many times the call's recent host enqueue time
 MIN_SLEEP_US = 20.0
@@ -49,8 +51,6 @@ _ELAPSED_TIME = torch.cuda.Event.elapsed_time
 _SYNCHRONIZE = torch.cuda.synchronize
 _CURRENT_STREAM = torch.cuda.current_stream
 _SLEEP = torch.cuda._sleep
-_NO_TORCH_DISPATCH = torch._C._DisableTorchDispatch
-_NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _ZERO = torch.Tensor.zero_
 _PERF_COUNTER = time.perf_counter
 
@@ -92,14 +92,6 @@ def replaced_timing_functions() -> list[str]:
         if vars(owner).get(name, _MISSING) is not original:
             replaced.append(f"{getattr(owner, '__name__', owner)}.{name}")
     return replaced
-
-
-@contextmanager
-def kforge_tensor_ops() -> Iterator[None]:
-    """kforge's own tensor operations: no TorchDispatchMode, TorchFunctionMode or tensor subclass of
-    the candidate's sees them (or can do work inside them)."""
-    with _NO_TORCH_DISPATCH(), _NO_TORCH_FUNCTION():
-        yield
 
 
 @contextmanager
@@ -239,7 +231,7 @@ class CudaClock:
         properties = torch.cuda.get_device_properties(device)
         flush_bytes = max(MIN_FLUSH_BYTES, 2 * int(getattr(properties, "L2_cache_size", 0)))
         self._device = device
-        with kforge_tensor_ops():
+        with kforge_owned():
             self._flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
         self.cycles_per_us = 0.0
         self.calibrate()
@@ -258,7 +250,7 @@ class CudaClock:
         self.cycles_per_us = max(self.cycles_per_us, cycles_per_us(CALIBRATION_CYCLES, elapsed))
 
     def flush(self) -> None:
-        with kforge_tensor_ops():
+        with kforge_owned():
             _ZERO(self._flush)
 
     def sleep(self, microseconds: float) -> None:

@@ -78,16 +78,23 @@ def _become_candidate(request: dict[str, Any], fds: list[int], status_fd: int) -
     status: dict[str, Any] = {"pid": os.getpid()}
     try:
         os.setpgid(0, 0)  # its own group: kforge stops and kills the group
+        # The hidden reply channel's descriptor (chosen by kforge; fd 4 then stays closed), or fd 4.
+        reply_fd = int(request.get("reply_fd", -1))
+        reply_fd = reply_fd if reply_fd > 4 else 4
+        if status_fd == reply_fd:  # keep the status pipe out of the reply descriptor's way
+            status_fd = fcntl.fcntl(status_fd, fcntl.F_DUPFD_CLOEXEC, 10)
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]  # above 0-4: no dup2 clobbers one
         requests, replies, log = moved[:3]
         ruleset = moved[3] if len(moved) > 3 else -1
+        if ruleset == reply_fd:
+            ruleset = fcntl.fcntl(ruleset, fcntl.F_DUPFD_CLOEXEC, 10)
         null = fcntl.fcntl(os.open(os.devnull, os.O_RDONLY), fcntl.F_DUPFD_CLOEXEC, 10)
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.dup2(requests, 3)
-        os.dup2(replies, 4)
-        keep = {0, 1, 2, 3, 4, status_fd, ruleset}
+        os.dup2(replies, reply_fd)
+        keep = {0, 1, 2, 3, reply_fd, status_fd, ruleset}
         for fd in os.listdir("/proc/self/fd"):
             if int(fd) not in keep:
                 with contextlib.suppress(OSError):  # the listing's own descriptor, already closed
