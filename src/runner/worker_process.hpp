@@ -99,6 +99,7 @@ class WorkerProcess {
   void close_fds();
   bool send_request(const std::string& line, const std::vector<int>& fds) const;
   void reap_group_leftovers() const;
+  void forget_group();  // the group is gone: an interruption need not stop it
 
   pid_t pid_ = -1;
   int request_fd_ = -1;

@@ -29,6 +29,9 @@ struct EvalSettings {
   rules::Profile profile = rules::Profile::strict;
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   std::optional<std::filesystem::path> python;
+  // The user's function that the candidate's generated ModelNew.forward calls (kernel mode, TritonBench):
+  // the verdict's messages name it instead of code the user never wrote.
+  std::optional<std::string> entry_point;
 };
 
 }  // namespace kforge::verify

@@ -26,7 +26,7 @@ def read_results(path: Path) -> list[dict]:
 
 def batch_args(samples: Path, results: Path, store: Path, *extra: str, jobs: int = 2) -> list[str]:
     return [
-        "eval", "--problems", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
+        "eval", "--suite", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
         "--timeout", "30", "--results", str(results), "--store", str(store), "-j", str(jobs), *extra,
     ]  # fmt: skip
 
@@ -153,7 +153,7 @@ def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(t
     write_samples(samples, [{"problem": name, "code": solution} for name in ("broken", good.name)])
     results = tmp_path / "results.jsonl"
     run = run_kforge(
-        "eval", "--problems", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
+        "eval", "--suite", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
         "--no-store", "--results", str(results), "-j", "2", timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
