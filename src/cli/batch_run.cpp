@@ -149,7 +149,9 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
     const std::lock_guard lock(lines_mutex);
     // One line per finished sample, flushed at once: a killed run keeps every finished result.
     results << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
-    progress.record(line.value("outcome", "error"), outcome.from_store || outcome.attempts == 0);
+    // An input error ran nothing, but it does not come from the store either.
+    progress.record(line.value("outcome", "error"),
+                    outcome.from_store || (outcome.attempts == 0 && !line.contains("input_error")));
     lines.push_back(std::move(line));
   };
   scheduler.on_result = on_result;

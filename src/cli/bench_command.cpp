@@ -75,6 +75,7 @@ std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
                                            const std::vector<problem::CorpusEntry>& entries,
                                            const BatchOptions& batch, bool cpu, std::size_t jobs) {
   std::vector<report::CorpusRow> rows;
+  rows.reserve(entries.size());
   for (const auto& entry : entries) {
     rows.push_back({entry, {verify::CorpusResult::skipped, "GPU-only entry, not run on the CPU"}, 0.0});
   }

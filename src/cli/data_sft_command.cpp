@@ -19,6 +19,7 @@
 #include "schedule/eval_engine.hpp"
 #include "serve/problem_registry.hpp"
 #include "store/result_store.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -98,7 +99,10 @@ data::Teacher teacher_for(const SftOptions& options) {
 class EngineVerifier {
  public:
   EngineVerifier(const SftOptions& options, store::ResultStore* store)
-      : settings_(options.settings), engine_(engine_options(options, store)) {}
+      : settings_(options.settings),
+        device_(runner::resolve_device(options.settings.device)),
+        teacher_chose_no_sizes_(options.teacher == "llm"),
+        engine_(engine_options(options, store)) {}
 
   // All requests in one submission: -j evaluations at a time per device over the problems, each
   // problem's judge reused by its candidates, timing one at a time per GPU.
@@ -115,6 +119,9 @@ class EngineVerifier {
         job.problem = problem.entry.name;
         job.settings = settings_;
         job.settings.problem_path = problem.entry.problem;
+        if (teacher_chose_no_sizes_) {  // no GPU: the small sizes, as eval
+          verify::choose_interpreter_sizes(job.settings, device_);
+        }
         job.settings.candidate_text = requests[r].candidates[c];
         jobs.push_back(std::move(job));
         slot.emplace_back(r, c);
@@ -141,6 +148,9 @@ class EngineVerifier {
   }
 
   verify::EvalSettings settings_;
+  std::string device_;  // where --device lands
+  // An LLM answers at any size; the inductor teacher compiled for the sizes it was given, so they stay.
+  bool teacher_chose_no_sizes_;
   schedule::EvalEngine engine_;
 };
 

@@ -12,9 +12,11 @@
 #include "profile/profile_run.hpp"
 #include "report/profile_terminal_report.hpp"
 #include "report/terminal_report.hpp"
+#include "runner/environment_probe.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "verify/eval_pipeline.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -111,6 +113,10 @@ int run_profile(ProfileOptions& options) {
   }
   if (!options.python.empty()) {
     settings.python = options.python;
+  }
+  if (const auto note = verify::choose_interpreter_sizes(settings, runner::resolve_device(settings.device));
+      !note.text.empty()) {
+    std::cerr << note.text << "\n";
   }
   const auto verdict = verify::to_json(verify::evaluate(settings));
   const auto outcome = verdict.value("outcome", "error");

@@ -106,7 +106,7 @@ def test_auto_uses_the_small_sizes_an_explicit_cpu_keeps_the_users(tmp_path: Pat
     assert json.loads(explicit.stdout)["problem"]["sizes"] == {}, "no override: the full N = 96"
     assert "KFORGE_SMALL" not in explicit.stderr
     chosen = kforge(*common, "--size", "N=33")
-    assert json.loads(chosen.stdout)["problem"]["sizes"] == {"N": 33}, "the user's sizes win"
+    assert json.loads(chosen.stdout)["problem"]["sizes"] == {"N": "33"}, "the user's sizes win"
 
 
 def test_a_problem_without_small_sizes_warns_that_the_interpreter_will_be_slow(tmp_path: Path) -> None:
