@@ -79,7 +79,7 @@ void LiveVerdictDisplay::finish(const nlohmann::json& verdict) {
   progress_text_.clear();
   if (!shown_.empty()) {  // an evaluation that never started shows no stage table
     for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
-      if (shown_.count(stage.value("name", "")) == 0) {
+      if (!shown_.contains(stage.value("name", ""))) {
         out_ << render_stage(stage, terminal_);
       }
     }

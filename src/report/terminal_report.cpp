@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace kforge::report {
@@ -87,12 +88,9 @@ std::string stage_evidence(const nlohmann::json& stage) {
 }
 
 bool any_stage_ran(const nlohmann::json& verdict) {
-  for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
-    if (text_of(stage, "status") != "not_run") {
-      return true;
-    }
-  }
-  return false;
+  const auto stages = verdict.value("stages", nlohmann::json::array());
+  return std::any_of(stages.begin(), stages.end(),
+                     [](const nlohmann::json& stage) { return text_of(stage, "status") != "not_run"; });
 }
 
 }  // namespace

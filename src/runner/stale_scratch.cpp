@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <csignal>
-#include <fstream>
 #include <optional>
 #include <string>
 
@@ -34,18 +33,9 @@ std::optional<pid_t> owner_pid(const std::string& name) {
   return static_cast<pid_t>(std::stol(digits));
 }
 
-// True while a kforge program (kforge, kforge-sandbox-exec) runs under this pid.
-bool kforge_alive(pid_t pid) {
-  if (kill(pid, 0) != 0 && errno == ESRCH) {
-    return false;
-  }
-  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
-  std::string name;
-  if (!comm || !std::getline(comm, name)) {
-    return true;  // alive but unreadable: not ours to judge
-  }
-  return name.rfind("kforge", 0) == 0;
-}
+// True while a process runs under this pid. Whatever it is: a kforge binary may have another name, and
+// a pid taken again by another program only delays the sweep until that one ends.
+bool process_alive(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
 
 bool untouched_for(const fs::path& folder, std::chrono::seconds min_age) {
   struct stat info {};
@@ -75,7 +65,7 @@ std::size_t sweep_stale_scratch(const std::vector<fs::path>& parents, std::chron
     std::error_code error;
     for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
       const auto pid = owner_pid(it->path().filename().string());
-      if (!pid || *pid == getpid() || kforge_alive(*pid) || !untouched_for(it->path(), min_age)) {
+      if (!pid || *pid == getpid() || process_alive(*pid) || !untouched_for(it->path(), min_age)) {
         continue;
       }
       std::error_code remove_error;

@@ -15,8 +15,9 @@ std::vector<std::filesystem::path> scratch_parents();
 std::string scratch_folder_pattern();
 
 // Removes the scratch folders (kforge-<pid>-*) in `parents` that this user owns, whose kforge process is
-// gone (killed with SIGKILL, or crashed), and that nothing has touched for `min_age` (a guard for a kforge
-// in another PID namespace sharing the folder). Returns how many were removed.
+// gone (killed with SIGKILL, or crashed: no process has its pid), and that nothing has touched for
+// `min_age` (a guard for a kforge in another PID namespace sharing the folder). Returns how many were
+// removed.
 std::size_t sweep_stale_scratch(const std::vector<std::filesystem::path>& parents,
                                 std::chrono::seconds min_age = std::chrono::seconds(60));
 
