@@ -8,6 +8,7 @@ namespace kforge::report {
 namespace {
 
 constexpr auto kRedrawInterval = std::chrono::seconds(1);
+constexpr auto kMinRedrawInterval = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -62,14 +63,19 @@ void LiveVerdictDisplay::stage_finished(const verify::StageResult& stage) {
 void LiveVerdictDisplay::progress(verify::StageName stage, const std::string& text) {
   const std::lock_guard lock(mutex_);
   const auto name = verify::to_string(stage);
-  if (name != progress_stage_ || text != progress_text_) {
-    progress_since_ = std::chrono::steady_clock::now();
+  const auto now = std::chrono::steady_clock::now();
+  const bool new_stage = name != progress_stage_;
+  if (new_stage || text != progress_text_) {
+    progress_since_ = now;
   }
   progress_stage_ = name;
   progress_text_ = text;
-  clear_progress_line();
-  draw_progress_line();
-  out_ << std::flush;
+  // Timing rounds come every few milliseconds: redraw at most a few times a second (the ticker keeps up).
+  if (new_stage || !progress_drawn_ || now - last_draw_ >= kMinRedrawInterval) {
+    clear_progress_line();
+    draw_progress_line();
+    out_ << std::flush;
+  }
 }
 
 void LiveVerdictDisplay::finish(const nlohmann::json& verdict) {
@@ -103,6 +109,7 @@ void LiveVerdictDisplay::draw_progress_line() {
   out_ << fmt::format("  \033[2m.... {:<12} {} · {} s\033[0m", progress_stage_, progress_text_,
                       seconds.count());
   progress_drawn_ = true;
+  last_draw_ = std::chrono::steady_clock::now();
 }
 
 void LiveVerdictDisplay::tick() {

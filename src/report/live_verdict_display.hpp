@@ -45,6 +45,7 @@ class LiveVerdictDisplay final : public verify::EvalObserver {
   std::string progress_stage_;
   std::string progress_text_;
   std::chrono::steady_clock::time_point progress_since_;
+  std::chrono::steady_clock::time_point last_draw_;
   bool progress_drawn_ = false;
   bool stopping_ = false;
   std::mutex mutex_;
