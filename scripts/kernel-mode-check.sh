@@ -25,7 +25,7 @@ for name in "${names[@]}"; do
   echo "$name: self exit $? $(grep -m1 -o 'speedup [^;]*' "$LOGS/$name-self.txt")"
   start=$(date +%s)
   "$KFORGE" optimize "${args[@]}" --budget "${BUDGET:-16}" --screen-time 0.3 --final-time 1 --no-profile \
-    --out "$LOGS/$name-optimize" >"$LOGS/$name-optimize.txt" 2>&1
+    --out-dir "$LOGS/$name-optimize" >"$LOGS/$name-optimize.txt" 2>&1
   echo "$name: optimize exit $? in $(( $(date +%s) - start )) s: $(grep -m1 'evaluations; best' "$LOGS/$name-optimize.txt")"
   "$KFORGE" eval "${args[@]}" --candidate "$LOGS/$name-optimize/best.py" >"$LOGS/$name-best.txt" 2>&1
   echo "$name: best.py as a variant: exit $? $(grep -m1 -o 'speedup [^;]*' "$LOGS/$name-best.txt")"

@@ -59,8 +59,9 @@ def main() -> int:
         command = [
             args.kforge, "optimize", "-p", str(args.problem / "problem.py"),
             "--from", str(args.problem / "solution.py"), "--device", args.device,
-            "--proposers", "llm", "--llm-url", endpoint.url, "--model", "scripted", "--samples", "3",
-            "--budget", "10", "--final-time", "1", "--out", str(args.out), "--no-store",
+            "--proposers", "llm", "--llm-url", endpoint.url, "--model", "scripted",
+            "--samples-per-round", "3", "--budget", "10", "--final-time", "1", "--out-dir", str(args.out),
+            "--no-store",
         ]  # fmt: skip
         run = subprocess.run(command, capture_output=True, text=True, check=False)
     print(run.stdout + run.stderr[-3000:])

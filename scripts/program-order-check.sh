@@ -14,7 +14,7 @@ export KFORGE_STORE="$LOGS/store.sqlite"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$LOGS/gpu.txt" 2>&1
 "$KFORGE" knobs --candidate "$START" >"$LOGS/knobs.txt" 2>&1
 for group in 0 1 4 8 16; do
-  "$KFORGE" knobs --candidate "$START" --set "program_order=$group" --out "$LOGS/order-$group.py" ||
+  "$KFORGE" knobs --candidate "$START" --set "program_order=$group" --output "$LOGS/order-$group.py" ||
     echo "knobs --set program_order=$group failed: exit $?"
 done
 for round in 1 2; do  # twice, in opposite orders, so drift between runs shows
@@ -27,7 +27,7 @@ for round in 1 2; do  # twice, in opposite orders, so drift between runs shows
 done
 start=$(date +%s)
 "$KFORGE" optimize -p "$PROBLEM" --from "$START" --device cuda:0 --budget "${BUDGET:-30}" --screen-time 0.3 \
-  --final-time 1 --out "$LOGS/optimize" >"$LOGS/optimize.txt" 2>&1
+  --final-time 1 --out-dir "$LOGS/optimize" >"$LOGS/optimize.txt" 2>&1
 echo "optimize: exit $? in $(( $(date +%s) - start )) s"
 cat "$LOGS/optimize.txt"
 grep -o '"name": "program_order"[^}]*' "$LOGS/optimize/report.json" 2>/dev/null | head -3

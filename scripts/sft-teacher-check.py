@@ -40,9 +40,10 @@ def main() -> int:
     with scripted_endpoint(SuiteTeacher(args.suite)) as endpoint:
         command = [
             args.kforge, "data", "sft", "--suite", str(args.suite), "--teacher", "llm",
-            "--samples", str(args.samples), "--llm-url", endpoint.url, "--model", "scripted-suite",
+            "--samples-per-problem", str(args.samples), "--llm-url", endpoint.url,
+            "--model", "scripted-suite",
             "--device", args.device, "--time-budget", args.time_budget,
-            "--store", str(args.out / "store.sqlite"), "--out", str(args.out / "sft.jsonl"),
+            "--store", str(args.out / "store.sqlite"), "--output", str(args.out / "sft.jsonl"),
         ]  # fmt: skip
         print("$", " ".join(command), flush=True)
         result = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -14,9 +14,9 @@ for name in $PROBLEMS; do cp -r "problems/starter/$name" "$WORK/suite/"; done
 step() { echo "== $1 ($(date +%T))"; }
 
 step "SFT data: the inductor teacher"
-"$KFORGE" data sft --suite "$WORK/suite" --teacher inductor --out "$RESULTS/sft.jsonl" --no-store \
+"$KFORGE" data sft --suite "$WORK/suite" --teacher inductor --output "$RESULTS/sft.jsonl" --no-store \
   --concurrent-problems 6 || exit 1
-"$KFORGE" data prompts --suite "$WORK/suite" --out "$RESULTS/prompts.jsonl" || exit 1
+"$KFORGE" data prompts --suite "$WORK/suite" --output "$RESULTS/prompts.jsonl" || exit 1
 
 step "a tiny random causal LM"
 python3 -m kforge.train.tiny_model --texts "$RESULTS/sft.jsonl" "$RESULTS/prompts.jsonl" --out "$WORK/tiny" || exit 1

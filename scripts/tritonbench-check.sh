@@ -52,7 +52,7 @@ for part in "${parts[@]}"; do
       for name in "${names[@]}"; do
         "$KFORGE" optimize --kernel "problems/kernels/$name.py" --entry "$name" --device cuda:0 \
           --inputs "problems/kernels/$name.inputs.json" --budget "${BUDGET:-8}" --screen-time 0.3 \
-          --final-time 1 --no-profile --out "$LOGS/optimize-$name" >"$LOGS/optimize-$name.txt" 2>&1
+          --final-time 1 --no-profile --out-dir "$LOGS/optimize-$name" >"$LOGS/optimize-$name.txt" 2>&1
         echo "optimize $name: exit $? $(grep -m1 'evaluations; best' "$LOGS/optimize-$name.txt")"
         cp "$LOGS/optimize-$name/best.py" "$LOGS/answers/$name.py" 2>/dev/null
       done

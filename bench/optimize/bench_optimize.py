@@ -72,7 +72,7 @@ def optimize(args: argparse.Namespace, name: str, start: list[str], out: Path) -
         args.kforge, "optimize", *start,
         "--proposers", "tune", "--budget", str(args.budget), "--device", args.device,
         "--screen-time", str(args.screen_time), "--final-time", str(args.final_time),
-        "--store", str(args.out / "store.sqlite"), "--out", str(out),
+        "--store", str(args.out / "store.sqlite"), "--out-dir", str(out),
     ]  # fmt: skip
     started = time.monotonic()
     run = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -2,7 +2,7 @@
 
 Phases, in order (--phases picks some):
   naive      the naive harness (naive_harness.py) on every sample, one subprocess per candidate, one GPU;
-  kforge     `kforge eval --problems ... --samples ... --no-store` on the same samples, one GPU;
+  kforge     `kforge eval --suite ... --samples ... --no-store` on the same samples, one GPU;
   scaling    the same again across every GPU of --gpus (only when it names several);
   stability  the solutions of 3 problems evaluated --repeat times, each time by a fresh kforge process
              with --no-store, so the reference baseline and the candidate are re-measured every time;
@@ -55,7 +55,7 @@ def kforge_command(args: argparse.Namespace, samples: Path, results: Path, gpus:
     command = [
         str(args.kforge),
         "eval",
-        "--problems",
+        "--suite",
         str(args.problems),
         "--samples",
         str(samples),

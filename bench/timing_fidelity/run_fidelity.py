@@ -141,7 +141,7 @@ def run_batch(
     command = [
         args.kforge,
         "eval",
-        "--problems",
+        "--suite",
         str(work / "points"),
         "--samples",
         str(samples_file),

@@ -1,6 +1,7 @@
 #include "cli/batch_run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "runner/environment_probe.hpp"
 #include "runner/environment_variable.hpp"
 #include "schedule/eval_scheduler.hpp"
+#include "verify/interpreter_sizes.hpp"
 #include "verify/verdict.hpp"
 
 namespace kforge::cli {
@@ -44,9 +46,9 @@ nlohmann::json result_line(const schedule::EvalOutcome& outcome,
   return line;
 }
 
-// A sample that names no usable problem or candidate still gets a result: an error verdict.
+// A sample that names no usable problem or candidate still gets a result line: an input error.
 schedule::EvalOutcome unusable_sample(const problem::Sample& sample) {
-  return {sample.index, sample.problem, sample.tags, verify::error_verdict_json({"usage", *sample.error}),
+  return {sample.index, sample.problem, sample.tags, verify::error_verdict_json({"input", *sample.error}),
           "",           false,          0,           0.0};
 }
 
@@ -58,20 +60,28 @@ std::size_t default_jobs(std::size_t devices) {
 }
 
 void add_batch_options(CLI::App& command, BatchOptions& options) {
-  command.add_option("--gpus", options.gpus,
-                     "spread the batch over these GPUs, e.g. 0,1 (default: --device)");
-  command.add_option("--jobs,-j", options.jobs,
-                     "evaluations in flight per device (default: cores per device, at most 16)");
+  command
+      .add_option("--gpus", options.gpus, "spread the batch over these GPUs, e.g. 0,1 (default: --device)")
+      ->option_text("LIST");
+  command
+      .add_option("--jobs,-j", options.jobs,
+                  "evaluations in flight per device (default: cores per device, at most 16)")
+      ->check(CLI::Range(std::size_t{1}, kMaxJobsPerDevice * 4))
+      ->option_text("N");
   command.add_option("--results", options.results, "JSON Lines file of per-sample results")
+      ->option_text("FILE")
       ->capture_default_str();
-  command.add_option("--store", options.store,
-                     "result store (SQLite); default $KFORGE_STORE or ~/.cache/kforge/results.sqlite");
+  command
+      .add_option("--store", options.store,
+                  "result store (SQLite); default $KFORGE_STORE or ~/.cache/kforge/results.sqlite")
+      ->option_text("FILE");
   command.add_flag("--no-store", options.no_store, "neither read nor write the result store");
   command.add_flag("--fresh", options.fresh, "evaluate again even when the store holds a verdict");
-  command.add_option(
-      "--reward", options.reward,
-      "add a reward to each result: kforge, autotriton, tritonrl, drkernel, or a JSON spec "
-      "such as '{\"formula\": \"weighted\", \"weights\": {\"correct\": 1}}' (docs/rewards.md)");
+  command
+      .add_option("--reward", options.reward,
+                  "add a reward to each result: kforge, autotriton, tritonrl, drkernel, or a JSON spec "
+                  "such as '{\"formula\": \"weighted\", \"weights\": {\"correct\": 1}}' (docs/rewards.md)")
+      ->option_text("SPEC");
   command.add_flag(
       "--no-zygote", options.no_zygote,
       "start each candidate as a new Python process instead of forking it from the device's zygote");
@@ -110,11 +120,7 @@ std::vector<std::string> batch_devices(const BatchOptions& options, const std::s
     }
     return devices;
   }
-  if (device == "auto") {
-    const bool hidden = runner::cuda_hidden_by_environment();
-    return {runner::installed_gpu_models().empty() || hidden ? "cpu" : "cuda:0"};
-  }
-  return {device};
+  return {runner::resolve_device(device)};
 }
 
 std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& samples,
@@ -143,14 +149,21 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
     const std::lock_guard lock(lines_mutex);
     // One line per finished sample, flushed at once: a killed run keeps every finished result.
     results << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
-    progress.record(line.value("outcome", "error"), outcome.from_store || outcome.attempts == 0);
+    // An input error ran nothing, but it does not come from the store either.
+    progress.record(line.value("outcome", "error"),
+                    outcome.from_store || (outcome.attempts == 0 && !line.contains("input_error")));
     lines.push_back(std::move(line));
   };
   scheduler.on_result = on_result;
   std::vector<schedule::EvalJob> jobs;
+  const auto device = runner::resolve_device(base.device);
+  std::size_t small = 0;
   for (const auto& sample : samples) {
     if (sample.error) {
-      on_result(unusable_sample(sample));
+      std::cerr << fmt::format("input error: {}\n", *sample.error);
+      auto outcome = unusable_sample(sample);
+      outcome.tags["input_error"] = *sample.error;
+      on_result(outcome);
       continue;
     }
     schedule::EvalJob job;
@@ -158,10 +171,22 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
     job.problem = sample.problem;
     job.settings = base;
     job.settings.problem_path = sample.problem_path;
+    if (options.small_when_interpreted) {
+      verify::choose_interpreter_sizes(job.settings, device);
+      small += job.settings.small ? 1U : 0U;
+    }
     job.settings.candidate_path = sample.candidate_path.value_or("<inline>");
     job.settings.candidate_text = sample.candidate_text;
     job.tags = sample.tags;
     jobs.push_back(std::move(job));
+  }
+  std::cerr << fmt::format("batch: {} sample(s) on {}, {} at a time per device; results to {}\n", jobs.size(),
+                           fmt::join(scheduler.devices, ","), scheduler.jobs_per_device, options.results);
+  if (small > 0) {
+    std::cerr << fmt::format(
+        "no GPU: {} of {} samples run at their problem's small sizes (KFORGE_SMALL) on the Triton "
+        "interpreter; --device cpu keeps the full sizes\n",
+        small, jobs.size());
   }
   schedule::EvalScheduler(scheduler).run(std::move(jobs));
   progress.finish();

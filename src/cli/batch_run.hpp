@@ -22,6 +22,9 @@ struct BatchOptions {
   bool no_zygote = false;  // start every candidate fresh instead of forking it from a zygote
   bool json = false;       // print the metrics as JSON
   std::string reward;      // empty: no reward; a formula name or a JSON reward spec (docs/rewards.md)
+  // No sizes chosen: on the CPU interpreter (--device auto without a GPU) a problem with KFORGE_SMALL
+  // runs at those sizes (verify/interpreter_sizes.hpp).
+  bool small_when_interpreted = false;
 };
 
 // The --reward spec, if one was given. Throws std::invalid_argument (naming the bad field) for a bad one.
@@ -43,6 +46,8 @@ std::vector<std::string> batch_devices(const BatchOptions& options, const std::s
 
 // Runs the samples (each with `base` settings and its own problem and candidate), writes one JSON line
 // per sample to the results file as it finishes, and prints KernelBench's metrics. Returns the results.
+// A sample that could not be read (bad JSON, an unknown problem) is said on stderr as an input error and
+// its line carries "input_error"; it is no evaluation, so callers leave it out of the metrics.
 // Throws std::runtime_error for usage problems (unwritable results file, unopenable store).
 std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& samples,
                                       const verify::EvalSettings& base, const BatchOptions& options);

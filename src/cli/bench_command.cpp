@@ -1,6 +1,7 @@
 #include "cli/bench_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,10 +12,13 @@
 #include <thread>
 
 #include "cli/batch_run.hpp"
+#include "cli/common_options.hpp"
 #include "problem/corpus_manifest.hpp"
+#include "problem/corpus_selection.hpp"
 #include "problem/sample_set.hpp"
 #include "report/batch_metrics.hpp"
 #include "report/corpus_report.hpp"
+#include "runner/environment_probe.hpp"
 #include "schedule/eval_scheduler.hpp"
 #include "verify/eval_pipeline.hpp"
 
@@ -28,7 +32,7 @@ struct BenchOptions {
   std::string corpus;
   std::string problems;
   std::string device = "auto";
-  std::string only;
+  std::vector<std::string> only;
   std::string output;
   std::string python;
   bool json = false;
@@ -68,16 +72,14 @@ verify::EvalSettings entry_settings(const BenchOptions& options, const problem::
 // judges, candidates forked from the zygote unless --no-zygote, the GPU gate), `jobs` at a time, never
 // from the store; GPU-only entries are skipped on the CPU.
 std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
-                                           const problem::CorpusManifest& manifest, const BatchOptions& batch,
-                                           bool cpu, std::size_t jobs) {
+                                           const std::vector<problem::CorpusEntry>& entries,
+                                           const BatchOptions& batch, bool cpu, std::size_t jobs) {
   std::vector<report::CorpusRow> rows;
-  for (const auto& entry : manifest.entries) {
-    if (options.only.empty() || entry.candidate_name.find(options.only) != std::string::npos ||
-        entry.exploit_class == options.only) {
-      const char* skipped = entry.gpu_only ? "GPU-only entry, not run on the CPU"
-                                           : "CPU-only entry (a Triton-interpreter trick), not run on a GPU";
-      rows.push_back({entry, {verify::CorpusResult::skipped, skipped}, 0.0});
-    }
+  rows.reserve(entries.size());
+  for (const auto& entry : entries) {
+    const char* skipped = entry.gpu_only ? "GPU-only entry, not run on the CPU"
+                                         : "CPU-only entry (a Triton-interpreter trick), not run on a GPU";
+    rows.push_back({entry, {verify::CorpusResult::skipped, skipped}, 0.0});
   }
   std::vector<schedule::EvalJob> work;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -93,6 +95,9 @@ std::vector<report::CorpusRow> run_entries(const BenchOptions& options,
   schedule::SchedulerOptions scheduler;
   scheduler.devices = batch_devices(batch, options.device);
   scheduler.jobs_per_device = jobs;
+  std::cerr << fmt::format("kforge bench: {} of {} entries to run on {}, {} at a time{}\n", work.size(),
+                           rows.size(), fmt::join(scheduler.devices, ","), jobs,
+                           work.size() < rows.size() ? " (GPU-only entries are skipped on the CPU)" : "");
   scheduler.reuse_stored = false;  // a corpus run always evaluates: it tests the verifier, not the store
   scheduler.use_zygote = !batch.no_zygote;
   std::size_t done = 0;
@@ -167,24 +172,25 @@ int run_bench(const BenchOptions& options, const BatchOptions& batch) {
                  "--corpus DIR (for example tests/corpus)\n";
     return 2;
   }
-  problem::CorpusManifest manifest;
+  std::vector<problem::CorpusEntry> entries;
   try {
-    manifest = problem::load_corpus_manifest(options.corpus, problems_root(options));
+    entries = problem::select_corpus_entries(
+        problem::load_corpus_manifest(options.corpus, problems_root(options)), options.only);
   } catch (const std::exception& error) {
     std::cerr << "kforge bench: " << error.what() << "\n";
     return 2;
   }
-  const bool cpu = options.device == "cpu";
+  const bool cpu = runner::resolve_device(options.device) == "cpu";
   const std::size_t hardware = std::max(1U, std::thread::hardware_concurrency());
   const std::size_t jobs = batch.jobs > 0 ? batch.jobs : std::min<std::size_t>(hardware, 4);
   std::vector<report::CorpusRow> rows;
   try {
-    rows = run_entries(options, manifest, batch, cpu, jobs);
+    rows = run_entries(options, entries, batch, cpu, jobs);
   } catch (const std::exception& error) {
     std::cerr << "kforge bench: " << error.what() << "\n";
     return 2;
   }
-  const std::string device = cpu ? "cpu (Triton interpreter)" : options.device;
+  const std::string device = cpu ? "cpu (Triton interpreter)" : runner::resolve_device(options.device);
   const auto document = report::corpus_report_json(rows, device);
   if (!options.output.empty()) {
     std::ofstream(options.output) << document.dump(2) << "\n";
@@ -202,35 +208,39 @@ std::function<int()> add_bench_command(CLI::App& app) {
   auto batch = std::make_shared<BatchOptions>();
   auto* bench = app.add_subcommand(
       "bench", "run a suite's reference solutions (suite validity, KernelBench metrics) or a hostile corpus");
-  bench->add_option("suite", options->suite,
-                    "suite folder of <name>/problem.py + solution.py (e.g. problems/starter)");
-  bench->add_option("--corpus", options->corpus, "corpus folder with a manifest.json (e.g. tests/corpus)");
-  add_batch_options(*bench, *batch);
-  bench->add_option(
-      "--problems", options->problems,
-      "folder the manifest's problem names are relative to (default: the repository's problems/)");
-  bench->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")
-      ->capture_default_str();
-  bench->add_option("--only", options->only,
-                    "run only entries of this class or whose file name contains this");
-  bench->add_option("--trials", options->trials, "correctness trials per entry")->capture_default_str();
   bench
-      ->add_option("--timeout", options->timeout_s,
-                   "seconds allowed for each call into a worker (the compile stage gets at least 120 s)")
-      ->capture_default_str();
-  bench->add_option("--time-budget", options->time_budget_s, "suite: seconds of timing at most per solution")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->add_option("suite,--suite", options->suite,
+                   "suite folder of <name>/problem.py + solution.py (e.g. problems/starter)")
+      ->option_text("DIR");
+  bench->add_option("--corpus", options->corpus, "corpus folder with a manifest.json (e.g. tests/corpus)")
+      ->option_text("DIR");
+  add_batch_options(*bench, *batch);
+  bench
+      ->add_option("--problems-root", options->problems,
+                   "corpus: folder the manifest's problem names are relative to (default: the repository's "
+                   "problems/)")
+      ->option_text("DIR");
+  add_deprecated_option(*bench, "--problems", "--problems-root", options->problems);
+  add_device_option(*bench, options->device);
+  bench
+      ->add_option("--only", options->only,
+                   "corpus: run only this exploit class (honest: the honest candidates) or this candidate "
+                   "file; repeatable")
+      ->option_text("CLASS|FILE");
+  add_trials_option(*bench, options->trials);
+  add_timeout_option(*bench, options->timeout_s);
+  add_time_budget_option(*bench, options->time_budget_s, "suite: seconds of timing at most per solution");
   bench
       ->add_option("--baseline", options->baseline,
                    "suite: what the speedups are against: eager PyTorch or torch.compile of the reference")
       ->check(CLI::IsMember({"eager", "compile"}))
+      ->option_text("eager|compile")
       ->capture_default_str();
   bench->add_flag("--full-size", options->full_size,
                   "use the problems' full sizes (default: KFORGE_SMALL sizes)");
-  bench->add_flag("--json", options->json, "print the JSON report instead of the table");
-  bench->add_option("--output,-o", options->output, "also write the JSON report to this file");
-  bench->add_option("--python", options->python, "Python interpreter with torch and triton");
+  add_json_flag(*bench, options->json, "print the JSON report instead of the table");
+  add_output_option(*bench, options->output, "also write the JSON report to this file");
+  add_python_option(*bench, options->python);
   return [options, batch, bench]() { return bench->parsed() ? run_bench(*options, *batch) : -1; };
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/common_options.hpp"
 #include "cli/data_sft_command.hpp"
 #include "cli/dataset_files.hpp"
 #include "cli/suite_selection.hpp"
@@ -30,8 +31,9 @@ int run_prompts(const PromptsOptions& options) {
           data::prompt_row(entry, read_named_text(entry.problem.string(), "problem"), style, rows.size()));
     }
     const auto format = write_rows(rows, options.out, options.format, options.python);
-    std::cout << fmt::format("kforge data prompts: {} prompts from {} ({}) written to {} ({})\n", rows.size(),
-                             catalog.folder().string(), style.data_source, options.out, format);
+    std::cout << fmt::format("kforge data prompts: {} prompt{} from {} ({}) written to {} ({})\n",
+                             rows.size(), rows.size() == 1 ? "" : "s", catalog.folder().string(),
+                             style.data_source, options.out, format);
     return 0;
   } catch (const std::exception& error) {
     std::cerr << "kforge data prompts: " << error.what() << "\n";
@@ -44,13 +46,16 @@ std::function<int()> add_prompts_subcommand(CLI::App& data) {
   auto* prompts =
       data.add_subcommand("prompts", "the RL prompt dataset of a suite (JSONL or Parquet, for TRL and verl)");
   options->selection.add_options(*prompts);
-  prompts->add_option("--out,-o", options->out, "output file (.jsonl, or .parquet for Parquet)")
+  add_output_option(*prompts, options->out, "the prompt dataset (.jsonl, or .parquet for Parquet)")
       ->capture_default_str();
-  prompts->add_option("--format", options->format, "auto (by --out's extension), jsonl or parquet")
+  add_deprecated_option(*prompts, "--out", "--output", options->out);
+  prompts
+      ->add_option("--format", options->format,
+                   "auto (by --output's extension), jsonl or parquet (Parquet needs pyarrow in --python)")
       ->check(CLI::IsMember({"auto", "jsonl", "parquet"}))
+      ->option_text("auto|jsonl|parquet")
       ->capture_default_str();
-  prompts->add_option("--python", options->python,
-                      "Python with pyarrow, for Parquet (default: as kforge eval)");
+  add_python_option(*prompts, options->python);
   return [options, prompts]() {
     if (!prompts->parsed()) {
       return -1;

@@ -9,14 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/batch_run.hpp"
+#include "cli/common_options.hpp"
 #include "cli/dataset_files.hpp"
 #include "cli/suite_selection.hpp"
 #include "data/inductor_teacher.hpp"
 #include "data/sft_collection.hpp"
 #include "optimize/chat_endpoint.hpp"
+#include "runner/environment_probe.hpp"
 #include "schedule/eval_engine.hpp"
 #include "serve/problem_registry.hpp"
 #include "store/result_store.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -96,7 +99,10 @@ data::Teacher teacher_for(const SftOptions& options) {
 class EngineVerifier {
  public:
   EngineVerifier(const SftOptions& options, store::ResultStore* store)
-      : settings_(options.settings), engine_(engine_options(options, store)) {}
+      : settings_(options.settings),
+        device_(runner::resolve_device(options.settings.device)),
+        teacher_chose_no_sizes_(options.teacher == "llm"),
+        engine_(engine_options(options, store)) {}
 
   // All requests in one submission: -j evaluations at a time per device over the problems, each
   // problem's judge reused by its candidates, timing one at a time per GPU.
@@ -113,6 +119,9 @@ class EngineVerifier {
         job.problem = problem.entry.name;
         job.settings = settings_;
         job.settings.problem_path = problem.entry.problem;
+        if (teacher_chose_no_sizes_) {  // no GPU: the small sizes, as eval
+          verify::choose_interpreter_sizes(job.settings, device_);
+        }
         job.settings.candidate_text = requests[r].candidates[c];
         jobs.push_back(std::move(job));
         slot.emplace_back(r, c);
@@ -139,6 +148,9 @@ class EngineVerifier {
   }
 
   verify::EvalSettings settings_;
+  std::string device_;  // where --device lands
+  // An LLM answers at any size; the inductor teacher compiled for the sizes it was given, so they stay.
+  bool teacher_chose_no_sizes_;
   schedule::EvalEngine engine_;
 };
 
@@ -204,6 +216,11 @@ int run_sft(SftOptions& options) {
     // teacher's samples, so the rows then go to a JSONL file beside it.
     write_jsonl(collection.rejected, rejected_path);
     write_json_file(collection.summary, summary_path);
+    if (const auto failure = data::teacher_failure(collection); !failure.empty()) {
+      std::cerr << fmt::format("kforge data sft: {} (every sample is logged in {})\n", failure,
+                               rejected_path.string());
+      return 2;
+    }
     std::string format;
     try {
       format = write_rows(collection.rows, options.out, options.format, options.python);
@@ -235,53 +252,44 @@ void add_teacher_options(CLI::App& command, SftOptions& options) {
                   "where candidates come from: llm (an OpenAI-compatible endpoint) or inductor "
                   "(torch.compile's Triton code made standalone; needs a GPU or --captures)")
       ->check(CLI::IsMember({"llm", "inductor"}))
+      ->option_text("llm|inductor")
       ->capture_default_str();
-  command.add_option("--samples,-n", options.samples, "samples asked of the teacher per problem")
+  command.add_option("--samples-per-problem,-n", options.samples, "samples asked of the teacher per problem")
       ->check(CLI::Range(1, 256))
+      ->option_text("N")
       ->capture_default_str();
+  add_deprecated_option(command, "--samples", "--samples-per-problem", options.samples)
+      ->check(CLI::Range(1, 256));
   command
       .add_option("--concurrent-problems", options.concurrent_problems,
                   "problems whose teacher requests run at once (each asks for its samples in parallel)")
       ->check(CLI::Range(1, 64))
+      ->option_text("N")
       ->capture_default_str();
-  command.add_option("--llm-url", options.endpoint.url,
-                     "the LLM's OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1");
-  command.add_option("--model", options.endpoint.model, "the model name the endpoint serves");
+  add_llm_endpoint_options(command, options.endpoint);
   command
-      .add_option("--api-key-env", options.endpoint.api_key_env,
-                  "the environment variable holding the endpoint's key (unset: no key is sent)")
-      ->capture_default_str();
-  command.add_option("--temperature", options.endpoint.temperature, "LLM sampling temperature")
-      ->check(CLI::Range(0.0, 2.0))
-      ->capture_default_str();
-  command.add_option("--max-tokens", options.endpoint.max_tokens, "LLM reply length limit")
-      ->check(CLI::Range(64, 1000000))
-      ->capture_default_str();
-  command.add_option("--llm-timeout", options.endpoint.timeout_s, "seconds per LLM request")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command.add_option("--captures", options.captures,
-                     "inductor: folder of captures, read when it holds a problem's, written otherwise "
-                     "(a capture made on a GPU is rewritten anywhere)");
+      .add_option("--captures", options.captures,
+                  "inductor: folder of captures, read when it holds a problem's, written otherwise "
+                  "(a capture made on a GPU is rewritten anywhere)")
+      ->option_text("DIR");
   command.add_option("--teacher-timeout", options.teacher_timeout_s, "inductor: seconds per problem")
       ->check(CLI::PositiveNumber)
+      ->option_text("SECONDS")
       ->capture_default_str();
 }
 
 void add_verification_options(CLI::App& command, SftOptions& options) {
   auto& settings = options.settings;
-  command.add_option("--device,-d", settings.device, "auto (GPU if present), cpu or cuda:N")
-      ->capture_default_str();
+  add_device_option(command, settings.device);
   command.add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes");
-  command.add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing per accepted sample")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command.add_option("-j,--jobs", options.jobs, "evaluations in flight per device (default: by cores)");
-  command.add_option("--store", options.store, "result store (a rerun answers repeated samples from it)");
+  add_time_budget_option(command, settings.timing.time_budget_s, "seconds of timing per accepted sample");
+  command.add_option("--jobs,-j", options.jobs, "evaluations in flight per device (default: by cores)")
+      ->option_text("N");
+  command.add_option("--store", options.store, "result store (a rerun answers repeated samples from it)")
+      ->option_text("FILE");
   command.add_flag("--no-store", options.no_store, "keep no results");
   command.add_flag("--fresh", options.fresh, "evaluate again even when the store has a verdict");
-  command.add_option("--python", options.python,
-                     "Python interpreter with torch and triton (and pyarrow for Parquet)");
+  add_python_option(command, options.python);
 }
 
 }  // namespace
@@ -292,16 +300,20 @@ std::function<int()> add_sft_subcommand(CLI::App& data) {
       "sft", "verified SFT data: a teacher's candidates for each problem, only the accepted ones kept");
   options->selection.add_options(*sft);
   add_teacher_options(*sft, *options);
-  sft->add_option("--out,-o", options->out, "the SFT dataset (.jsonl, or .parquet for Parquet)")
+  add_output_option(*sft, options->out, "the SFT dataset (.jsonl, or .parquet for Parquet)")
       ->capture_default_str();
-  sft->add_option("--format", options->format, "auto (by --out's extension), jsonl or parquet")
+  add_deprecated_option(*sft, "--out", "--output", options->out);
+  sft->add_option("--format", options->format,
+                  "auto (by --output's extension), jsonl or parquet (Parquet needs pyarrow in --python)")
       ->check(CLI::IsMember({"auto", "jsonl", "parquet"}))
+      ->option_text("auto|jsonl|parquet")
       ->capture_default_str();
   sft->add_option("--rejected", options->rejected,
-                  "every rejected sample with its stage and reason "
-                  "(default OUT.rejected.jsonl)");
+                  "every rejected sample with its stage and reason (default OUTPUT.rejected.jsonl)")
+      ->option_text("FILE");
   sft->add_option("--summary", options->summary,
-                  "acceptance and speedups as JSON (default OUT.summary.json)");
+                  "acceptance and speedups as JSON (default OUTPUT.summary.json)")
+      ->option_text("FILE");
   add_verification_options(*sft, *options);
   options->settings.candidate_path = "teacher-sample.md";
   return [options, sft]() {
@@ -313,7 +325,13 @@ std::function<int()> add_sft_subcommand(CLI::App& data) {
       return 2;
     }
     if (options->teacher == "inductor") {
-      if (options->samples != 1 && sft->count("--samples") > 0) {
+      if (const auto problem = data::inductor_teacher_problem(
+              runner::resolve_device(options->settings.device), options->captures);
+          !problem.empty()) {
+        std::cerr << "kforge data sft: " << problem << "\n";
+        return 2;
+      }
+      if (options->samples != 1 && sft->count("--samples-per-problem") + sft->count("--samples") > 0) {
         std::cerr
             << "kforge data sft: the inductor teacher is deterministic; it gives one sample per problem\n";
       }

@@ -8,16 +8,19 @@
 #include <memory>
 
 #include "cli/batch_run.hpp"
+#include "cli/common_options.hpp"
 #include "cli/kernel_mode.hpp"
 #include "cli/tritonbench_eval.hpp"
 #include "problem/sample_set.hpp"
 #include "report/batch_metrics.hpp"
+#include "report/live_verdict_display.hpp"
 #include "report/terminal_report.hpp"
 #include "runner/environment_probe.hpp"
 #include "schedule/evaluation_identity.hpp"
 #include "source/text_file.hpp"
 #include "store/result_store.hpp"
 #include "verify/eval_pipeline.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -62,6 +65,7 @@ bool apply_kernel_mode(EvalOptions& options) {
   if (settings.candidate_path.empty()) {
     settings.candidate_path = options.kernel_mode.kernel;
   }
+  settings.entry_point = options.kernel_mode.entry;
   return true;
 }
 
@@ -111,7 +115,45 @@ std::optional<nlohmann::json> stored_verdict(const EvalOptions& options, store::
   return options.batch.fresh ? std::nullopt : store->find_verdict(*identity);
 }
 
+// The header's first two lines: in kernel mode the user's file and wrapper, not the generated problem.
+std::pair<std::string, std::string> header_names(const EvalOptions& options) {
+  const auto& settings = options.settings;
+  if (options.kernel_mode.active()) {
+    return {fmt::format("{} (the wrapper {} is the reference)", options.kernel_mode.kernel,
+                        options.kernel_mode.entry),
+            settings.candidate_path.string()};
+  }
+  return {settings.problem_path.string(), settings.candidate_path.string()};
+}
+
+void print_reward_line(const nlohmann::json& document) {
+  if (const auto reward = document.find("reward"); reward != document.end()) {
+    std::cout << fmt::format("reward ({}): {} — {}\n", reward->value("formula", ""),
+                             (*reward)["reward"].is_number()
+                                 ? fmt::format("{:.4g}", (*reward)["reward"].get<double>())
+                                 : std::string("none"),
+                             reward->value("explanation", ""));
+  }
+}
+
 int run_single(EvalOptions& options) {
+  auto& settings = options.settings;
+  if (!options.json) {  // a missing file is one line, not a table of stages that never ran
+    if (const auto unreadable = verify::unreadable_input(settings); !unreadable.empty()) {
+      std::cerr << "kforge eval: " << unreadable << "\n";
+      return 2;
+    }
+  }
+  const auto size_note = verify::choose_interpreter_sizes(settings, runner::resolve_device(settings.device));
+  std::optional<report::LiveVerdictDisplay> display;
+  if (!options.json) {
+    const auto [problem, candidate] = header_names(options);
+    display.emplace(std::cout, isatty(STDOUT_FILENO) != 0);
+    display->start(problem, candidate,
+                   size_note.text.empty() ? std::vector<std::string>{} : std::vector{size_note.text});
+  } else if (!size_note.text.empty()) {
+    std::cerr << size_note.text << "\n";
+  }
   std::unique_ptr<store::ResultStore> store;
   if (!options.batch.no_store) {
     store =
@@ -121,7 +163,7 @@ int run_single(EvalOptions& options) {
   std::optional<store::EvaluationIdentity> identity;
   auto document = stored_verdict(options, store.get(), identity);
   if (!document) {
-    const auto verdict = verify::evaluate(options.settings);
+    const auto verdict = verify::evaluate(settings, display ? &*display : nullptr);
     document = verify::to_json(verdict);
     if (store && identity && verdict.outcome != verify::Outcome::error) {
       store->put_verdict(*identity, *document);
@@ -137,14 +179,8 @@ int run_single(EvalOptions& options) {
   if (options.json) {
     std::cout << text << "\n";
   } else {
-    std::cout << report::render_terminal(*document, isatty(STDOUT_FILENO) != 0);
-    if (const auto reward = document->find("reward"); reward != document->end()) {
-      std::cout << fmt::format("reward ({}): {} — {}\n", reward->value("formula", ""),
-                               (*reward)["reward"].is_number()
-                                   ? fmt::format("{:.4g}", (*reward)["reward"].get<double>())
-                                   : std::string("none"),
-                               reward->value("explanation", ""));
-    }
+    display->finish(*document);
+    print_reward_line(*document);
   }
   const auto outcome = document->value("outcome", "error");
   return outcome == "accepted" ? 0 : outcome == "rejected" ? 1 : 2;
@@ -165,19 +201,32 @@ std::vector<problem::Sample> load_batch_samples(const EvalOptions& options) {
 int run_batch_eval(EvalOptions& options) {
   if (options.samples.empty() || (options.problems.empty() == options.kernelbench.empty()) ||
       (!options.kernelbench.empty() && options.level <= 0)) {
-    std::cerr << "kforge eval: a batch needs --samples FILE.jsonl|RUN_DIR and either --problems DIR or "
+    std::cerr << "kforge eval: a batch needs --samples FILE.jsonl|RUN_DIR and either --suite DIR or "
                  "--kernelbench PATH --level N\n";
     return 2;
   }
+  options.batch.small_when_interpreted = !options.settings.small && options.settings.sizes.empty();
   const auto lines = run_batch(load_batch_samples(options), options.settings, options.batch);
   std::vector<report::SampleResult> results;
   results.reserve(lines.size());
+  std::size_t unusable = 0;
   for (const auto& line : lines) {
+    if (line.contains("input_error")) {  // not a sample at all: it would skew every rate
+      ++unusable;
+      continue;
+    }
     results.push_back(report::sample_result(line.value("problem", ""), line["verdict"]));
   }
   const auto metrics = report::compute_metrics(results);
   std::cout << (options.batch.json ? metrics.to_json().dump(2) + "\n" : metrics.render());
   std::cerr << fmt::format("results: {}\n", options.batch.results);
+  if (unusable > 0) {
+    std::cerr << fmt::format(
+        "kforge eval: {} of {} lines of {} could not be used (input errors above); they are left out of "
+        "the metrics: fix them and run again\n",
+        unusable, lines.size(), options.samples);
+    return 2;
+  }
   return 0;
 }
 
@@ -212,7 +261,7 @@ int run_eval(EvalOptions& options) {
     if (!options.problems.empty() || !options.kernelbench.empty() || options.kernel_mode.active() ||
         !settings.problem_path.empty()) {
       std::cerr << "kforge eval: --tritonbench judges a TritonBench checkout's items; give it without "
-                   "--problem, --problems, --kernelbench or --kernel\n";
+                   "--problem, --suite, --kernelbench or --kernel\n";
       return 2;
     }
     return run_tritonbench(options.tritonbench, settings, options.samples, options.json, options.output);
@@ -232,7 +281,7 @@ int run_eval(EvalOptions& options) {
     return emit_kernel_files(options);
   }
   if (settings.problem_path.empty() || settings.candidate_path.empty()) {
-    std::cerr << "kforge eval: give --problem FILE and --candidate FILE (or a batch: --problems DIR "
+    std::cerr << "kforge eval: give --problem FILE and --candidate FILE (or a batch: --suite DIR "
                  "--samples FILE.jsonl; or a Triton file as its own reference: --kernel FILE --entry NAME)\n";
     return 2;
   }
@@ -246,65 +295,70 @@ std::function<int()> add_eval_command(CLI::App& app) {
   auto& settings = options->settings;
   auto* eval = app.add_subcommand("eval", "Judge a Triton candidate against a PyTorch reference problem");
   eval->add_option("--problem,-p", settings.problem_path,
-                   "problem file (KernelBench format: Model, get_inputs, "
-                   "get_init_inputs)");
+                   "problem file (KernelBench format: Model, get_inputs, get_init_inputs)")
+      ->option_text("FILE");
   eval->add_option("--candidate,-c", settings.candidate_path,
-                   "candidate file (class ModelNew) or an LLM response holding one fenced python block");
-  eval->add_option("--device,-d", settings.device, "auto (GPU if present), cpu, or cuda:N")
-      ->capture_default_str();
-  eval->add_flag("--json", options->json, "print the versioned JSON verdict instead of the summary");
-  eval->add_option("--output,-o", options->output, "also write the JSON verdict to this file");
-  eval->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
+                   "candidate file (class ModelNew) or an LLM response holding one fenced python block")
+      ->option_text("FILE");
+  add_device_option(*eval, settings.device);
+  add_json_flag(*eval, options->json, "print the versioned JSON verdict instead of the summary");
+  add_output_option(*eval, options->output, "also write the JSON verdict to this file");
+  add_trials_option(*eval, settings.trials);
   eval->add_option("--atol", options->atol, "absolute tolerance for every output (default: by dtype)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("X");
   eval->add_option("--rtol", options->rtol, "relative tolerance for every output (default: by dtype)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("X");
   eval->add_option("--seed", settings.seed, "base seed of model construction and inputs")
+      ->option_text("N")
       ->capture_default_str();
-  eval->add_flag("--small", settings.small, "use the problem's KFORGE_SMALL sizes (fast CPU runs)");
+  eval->add_flag("--small", settings.small,
+                 "use the problem's KFORGE_SMALL sizes (the default when --device auto finds no GPU)");
   eval->add_option("--size", options->sizes,
-                   "override a module-level size constant of the problem: NAME=VALUE")
+                   "override a module-level size constant of the problem: NAME=VALUE (repeatable)")
+      ->option_text("NAME=VALUE")
       ->take_all();
-  eval->add_option("--timeout", settings.timeout_s,
-                   "seconds allowed for each call into a worker (the compile stage gets at least 120 s)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_timeout_option(*eval, settings.timeout_s);
   eval->add_flag("--no-perf", options->no_perf, "skip timing even on a GPU");
   eval->add_option("--noise-target", settings.timing.noise_target,
                    "stop timing once the median's 95% CI half-width is below this fraction")
       ->check(CLI::Range(0.0001, 0.5))
+      ->option_text("X")
       ->capture_default_str();
-  eval->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_time_budget_option(*eval, settings.timing.time_budget_s, "seconds of timing at most");
   eval->add_option("--profile", options->profile,
                    "static rule profile: strict rejects a candidate on any anti-cheating finding (for "
                    "benchmarks and rewards); lenient turns those findings into warnings for quick "
                    "iteration, except a missing Triton launch (rules: docs/rules.md)")
       ->check(CLI::IsMember({"strict", "lenient"}))
+      ->option_text("strict|lenient")
       ->capture_default_str();
-  eval->add_option("--python", options->python,
-                   "Python interpreter with torch and triton (default: the "
-                   "project's .venv, $KFORGE_PYTHON, or python3)");
+  add_python_option(*eval, options->python);
   eval->add_option("--baseline", settings.baseline,
                    "what the speedup is measured against: eager PyTorch or torch.compile of the reference")
       ->check(CLI::IsMember({"eager", "compile"}))
+      ->option_text("eager|compile")
       ->capture_default_str();
-  eval->add_option("--problems", options->problems,
-                   "batch: folder of problems (<name>/problem.py, or KernelBench <id>_<Name>.py files)");
-  eval->add_option("--kernelbench", options->kernelbench, "batch: a KernelBench checkout (with --level)");
-  eval->add_option("--level", options->level, "batch: KernelBench level (1, 2, 3, ...)");
+  eval->add_option("--suite", options->problems,
+                   "batch: folder of problems (<name>/problem.py, or KernelBench <id>_<Name>.py files)")
+      ->option_text("DIR");
+  add_deprecated_option(*eval, "--problems", "--suite", options->problems);
+  eval->add_option("--kernelbench", options->kernelbench, "batch: a KernelBench checkout (with --level)")
+      ->option_text("DIR");
+  eval->add_option("--level", options->level, "batch: KernelBench level (1, 2, 3 or 4)")
+      ->check(CLI::Range(1, 4))
+      ->option_text("N");
   eval->add_option("--samples", options->samples,
                    "batch: JSON Lines of samples (docs/batch.md) or a KernelBench run folder of "
                    "level_L_problem_P_sample_S_kernel.py files; with --tritonbench: the model's answers "
-                   "(TritonBench's JSONL or a folder of NAME.py)");
+                   "(TritonBench's JSONL or a folder of NAME.py)")
+      ->option_text("FILE|DIR");
   add_batch_options(*eval, options->batch);
   options->kernel_mode.add_options(*eval);
   eval->add_option("--emit-kernel-files", options->emit_kernel_files,
                    "kernel mode: write the generated problem.py and candidate.py to this folder and stop "
-                   "(to judge many sizes or variants as one batch with --problems/--samples)");
+                   "(to judge many sizes or variants as one batch with --suite/--samples)");
   options->tritonbench.add_options(*eval);
   return [options, eval]() { return eval->parsed() ? run_eval(*options) : -1; };
 }

@@ -30,25 +30,29 @@ void KernelModeOptions::add_options(CLI::App& command) {
   command
       .add_option("--kernel", kernel,
                   "kernel mode: a Triton file whose wrapper (--entry) is the reference (docs/kernel-mode.md)")
-      ->check(CLI::ExistingFile);
-  command.add_option("--entry", entry, "kernel mode: the wrapper function to call");
+      ->check(CLI::ExistingFile)
+      ->option_text("FILE");
+  command.add_option("--entry", entry, "kernel mode: the wrapper function to call")->option_text("NAME");
   command
       .add_option("--inputs", inputs,
                   "kernel mode: JSON spec of the wrapper's arguments (shapes, dtypes, ranges); default: "
                   "the file's own get_inputs()")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->option_text("FILE");
   command
       .add_option(
           "--writes", writes,
           "kernel mode: indices of the wrapper's arguments it writes its outputs into (out= tensors); "
           "each call gets fresh copies and they are compared like returned outputs")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("LIST");
   command.add_flag("--inputs-from-test", inputs_from_test,
                    "kernel mode: take the wrapper's arguments from the calls in the file's own test block "
                    "(runs the test block once; shapes and value ranges of the largest call)");
   command.add_option("--test-case", test_case, "kernel mode: which call of the test block (from 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber)
+      ->option_text("N");
 }
 
 std::string KernelModeOptions::usage_problem(const std::filesystem::path& problem) const {
@@ -78,10 +82,17 @@ std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
     reference.spec = options.inputs;
   }
   if (options.inputs_from_test) {
-    const auto spec = capture_test_block_spec(
-        options.kernel, options.entry,
-        options.test_case >= 0 ? std::optional<int>(options.test_case) : std::nullopt, python, timeout_s);
-    reference.spec_text = spec.spec;
+    try {
+      const auto spec = capture_test_block_spec(
+          options.kernel, options.entry,
+          options.test_case >= 0 ? std::optional<int>(options.test_case) : std::nullopt, python, timeout_s);
+      reference.spec_text = spec.spec;
+    } catch (const std::runtime_error& error) {
+      if (const auto gpu = capture_needs_a_gpu(error.what(), options.kernel)) {
+        throw std::runtime_error(*gpu);
+      }
+      throw;
+    }
   }
   const auto text = problem::kernel_problem_text(reference);
   const auto stem = std::filesystem::path(options.kernel).stem().string();

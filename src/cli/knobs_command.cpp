@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common_options.hpp"
 #include "optimize/tunable_knobs.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
@@ -143,11 +144,17 @@ std::function<int()> add_knobs_command(CLI::App& app) {
       "knobs", "List the knobs the tuner finds in a candidate, or write it with chosen values (--set)");
   command->add_option("--candidate,-c", options->candidate, "candidate file")
       ->required()
-      ->check(CLI::ExistingFile);
-  command->add_option("--set", options->settings,
-                      "KNOB=VALUE (KNOB: an index from the list, or a name only one knob has); repeatable");
-  command->add_option("--out,-o", options->out, "where to write (default: standard output)");
-  command->add_flag("--json", options->json, "list the knobs as JSON");
+      ->check(CLI::ExistingFile)
+      ->option_text("FILE");
+  command
+      ->add_option("--set", options->settings,
+                   "KNOB=VALUE (KNOB: an index from the list, or a name only one knob has); repeatable")
+      ->option_text("KNOB=VALUE");
+  add_output_option(*command, options->out,
+                    "where to write the list or the rewritten candidate (default: "
+                    "standard output)");
+  add_deprecated_option(*command, "--out", "--output", options->out);
+  add_json_flag(*command, options->json, "list the knobs as JSON");
   return [command, options] { return command->parsed() ? run_knobs(*options) : -1; };
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/common_options.hpp"
 #include "cli/kernel_mode.hpp"
 #include "cli/profile_settings.hpp"
 #include "data/inductor_teacher.hpp"
@@ -20,11 +21,13 @@
 #include "optimize/optimize_report.hpp"
 #include "problem/kernel_problem.hpp"
 #include "profile/profile_run.hpp"
+#include "runner/environment_probe.hpp"
 #include "schedule/eval_engine.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "store/result_store.hpp"
 #include "verify/eval_pipeline.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -230,8 +233,12 @@ optimize::SearchOutcome run_proposer(const std::string& proposer, const std::str
                                      optimize::KnobSearch& searched_knobs) {
   auto limits = options.limits;
   limits.max_evaluations = std::max(1, options.limits.max_evaluations - used);
+  limits.verify_only = options.verify_only;
   if (proposer == "tune") {
     searched_knobs = source == inputs.start_source ? inputs.knobs : optimize::find_knobs(source);
+    limits.on_attempt = [knobs = searched_knobs.knobs](const optimize::SearchAttempt& attempt) {
+      std::cerr << optimize::render_attempt_line(attempt, knobs) << std::flush;
+    };
     if (searched_knobs.knobs.empty()) {
       optimize::SearchOutcome none;
       none.best_source = source;
@@ -241,6 +248,9 @@ optimize::SearchOutcome run_proposer(const std::string& proposer, const std::str
     optimize::TunerSettings tuner{limits, 3, optimize::priority_for_bound(bound_of(inputs.profile))};
     return optimize::tune_knobs(source, searched_knobs.knobs, tuner, evaluate);
   }
+  limits.on_attempt = [](const optimize::SearchAttempt& attempt) {
+    std::cerr << optimize::render_attempt_line(attempt, {}) << std::flush;
+  };
   const optimize::LlmContext context{source::read_text_file(options.settings.problem_path),
                                      optimize::diagnosis_text(inputs.profile)};
   const optimize::LlmSettings llm{limits, options.samples, 16};
@@ -330,6 +340,7 @@ bool choose_problem(OptimizeOptions& options) {
     try {
       options.settings.problem_path =
           write_kernel_problem(kernel_mode, options.settings.python, options.settings.timeout_s);
+      options.settings.entry_point = kernel_mode.entry;
     } catch (const std::exception& error) {
       std::cerr << "kforge optimize: " << error.what() << "\n";
       return false;
@@ -364,8 +375,15 @@ int run_optimize(OptimizeOptions& options) {
   options.settings.candidate_text = source;
   options.settings.timing.time_budget_s = options.final_time_s;
   options.settings.measure_performance = !options.verify_only;
+  if (const auto note =
+          verify::choose_interpreter_sizes(options.settings, runner::resolve_device(options.settings.device));
+      !note.text.empty()) {
+    std::cerr << note.text << "\n";
+  }
+  std::cerr << "kforge optimize: verifying the starting candidate\n" << std::flush;
   const auto start = verify::to_json(verify::evaluate(options.settings));
   const auto device = start["device"].value("device", std::string("cpu"));
+  std::cerr << fmt::format("  the start: {}\n", start.value("summary", "")) << std::flush;
   if (start.value("outcome", "") != "accepted") {
     std::cerr << fmt::format("kforge optimize: the starting candidate is not accepted: {}\n",
                              start.value("summary", ""));
@@ -461,63 +479,64 @@ std::function<int()> add_optimize_command(CLI::App& app) {
       "optimize",
       "Make a verified Triton candidate faster: the built-in tuner and/or an LLM propose, every proposal "
       "is verified (docs/optimize.md)");
-  command->add_option("--problem,-p", settings.problem_path, "problem file (or --kernel FILE --entry NAME)");
+  command->add_option("--problem,-p", settings.problem_path, "problem file (or --kernel FILE --entry NAME)")
+      ->option_text("FILE");
   options->kernel_mode.add_options(*command);
-  command->add_option("--from", options->from,
-                      "the starting candidate (class ModelNew); without it, torch.compile's Triton code for "
-                      "the problem made standalone (needs a GPU)");
+  command
+      ->add_option("--from", options->from,
+                   "the starting candidate (class ModelNew); without it, torch.compile's Triton code for "
+                   "the problem made standalone (needs a GPU)")
+      ->option_text("FILE");
   settings.candidate_path = "optimize-proposal.py";
   command
       ->add_option(
           "--proposers", options->proposers,
           "tune (the built-in tuner), llm (an OpenAI-compatible endpoint), or both in order: tune,llm")
       ->delimiter(',')
+      ->option_text("LIST")
       ->capture_default_str();
   command->add_option("--budget", options->limits.max_evaluations, "verdicts at most, screening included")
       ->check(CLI::Range(1, 100000))
+      ->option_text("N")
       ->capture_default_str();
   command->add_option("--time", options->time_limit_s, "seconds; no new round starts after them")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->option_text("SECONDS");
   command->add_option("--patience", options->limits.patience, "rounds without improvement before stopping")
       ->check(CLI::Range(1, 1000))
+      ->option_text("N")
       ->capture_default_str();
-  command->add_option("--llm-url", options->endpoint.url,
-                      "the LLM's OpenAI-compatible API base, e.g. http://127.0.0.1:8000/v1");
-  command->add_option("--model", options->endpoint.model, "the model name the endpoint serves");
-  command
-      ->add_option("--api-key-env", options->endpoint.api_key_env,
-                   "the environment variable holding the endpoint's key (unset: no key is sent)")
-      ->capture_default_str();
-  command->add_option("--samples", options->samples, "LLM replies per round, asked for in parallel")
+  add_llm_endpoint_options(*command, options->endpoint);
+  command->add_option("--samples-per-round", options->samples, "LLM replies per round, asked for in parallel")
       ->check(CLI::Range(1, 64))
+      ->option_text("N")
       ->capture_default_str();
-  command->add_option("--temperature", options->endpoint.temperature, "LLM sampling temperature")
-      ->check(CLI::Range(0.0, 2.0))
-      ->capture_default_str();
-  command->add_option("--max-tokens", options->endpoint.max_tokens, "LLM reply length limit")
-      ->check(CLI::Range(64, 1000000))
-      ->capture_default_str();
-  command->add_option("--llm-timeout", options->endpoint.timeout_s, "seconds per LLM request")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_deprecated_option(*command, "--samples", "--samples-per-round", options->samples)
+      ->check(CLI::Range(1, 64));
   command->add_flag("--verify-only", options->verify_only,
                     "verify every proposal but time nothing (works on the CPU): checks a proposer setup");
-  command->add_option("--out,-o", options->out,
-                      "folder for best.py, report.json, report.html "
-                      "(default kforge-optimize/<problem>)");
-  command->add_option("--device,-d", settings.device, "auto (GPU if present) or cuda:N")
-      ->capture_default_str();
+  command
+      ->add_option("--out-dir", options->out,
+                   "folder for best.py, report.json, report.html (default kforge-optimize/<problem>)")
+      ->option_text("DIR");
+  add_deprecated_option(*command, "--out", "--out-dir", options->out);
+  add_deprecated_option(*command, "-o", "--out-dir (-o names an output file in the other commands)",
+                        options->out);
+  add_device_option(*command, settings.device);
   command->add_option("--screen-time", options->screen_time_s, "seconds of timing to screen a proposal")
       ->check(CLI::PositiveNumber)
+      ->option_text("SECONDS")
       ->capture_default_str();
   command->add_option("--final-time", options->final_time_s, "seconds of timing for a finalist")
       ->check(CLI::PositiveNumber)
+      ->option_text("SECONDS")
       ->capture_default_str();
   command->add_flag("--no-profile", options->no_profile, "do not profile the start and the best with ncu");
-  command->add_option("--store", options->store, "result store (a rerun resumes from it)");
+  command->add_option("--store", options->store, "result store (a rerun resumes from it)")
+      ->option_text("FILE");
   command->add_flag("--no-store", options->no_store, "evaluate every proposal afresh");
   command->add_flag("--small", settings.small, "use the problem's KFORGE_SMALL sizes");
-  command->add_option("--python", options->python, "Python interpreter with torch and triton");
+  add_python_option(*command, options->python);
   return [options, command]() { return command->parsed() ? run_optimize(*options) : -1; };
 }
 

@@ -7,13 +7,16 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/common_options.hpp"
 #include "cli/profile_settings.hpp"
 #include "profile/profile_run.hpp"
 #include "report/profile_terminal_report.hpp"
 #include "report/terminal_report.hpp"
+#include "runner/environment_probe.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "verify/eval_pipeline.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {
@@ -111,6 +114,10 @@ int run_profile(ProfileOptions& options) {
   if (!options.python.empty()) {
     settings.python = options.python;
   }
+  if (const auto note = verify::choose_interpreter_sizes(settings, runner::resolve_device(settings.device));
+      !note.text.empty()) {
+    std::cerr << note.text << "\n";
+  }
   const auto verdict = verify::to_json(verify::evaluate(settings));
   const auto outcome = verdict.value("outcome", "error");
   if (outcome != "accepted") {
@@ -143,45 +150,45 @@ std::function<int()> add_profile_command(CLI::App& app) {
       "the roofline of this GPU and a diagnosis (docs/profile.md)");
   command
       ->add_option("--problem,-p", settings.problem_path, "problem file (Model, get_inputs, get_init_inputs)")
+      ->option_text("FILE")
       ->required();
   command
       ->add_option("--candidate,-c", settings.candidate_path,
                    "candidate file (class ModelNew) or an LLM response")
+      ->option_text("FILE")
       ->required();
-  command->add_option("--device,-d", settings.device, "auto (GPU if present), cpu, or cuda:N")
-      ->capture_default_str();
-  command->add_option("--ncu", options->ncu,
-                      "Nsight Compute executable (default: $KFORGE_NCU, ncu on PATH, "
-                      "/usr/local/cuda/bin/ncu)");
+  add_device_option(*command, settings.device);
+  command
+      ->add_option("--ncu", options->ncu,
+                   "Nsight Compute executable (default: $KFORGE_NCU, ncu on PATH, /usr/local/cuda/bin/ncu)")
+      ->option_text("FILE");
   command->add_flag("--no-ncu", options->no_ncu,
                     "timing and compiled-kernel facts only, without Nsight Compute");
-  command->add_option(
-      "--ceilings", options->ceilings,
-      "roofline ceilings JSON (python -m kforge.worker.ceilings); default: measured once per GPU "
-      "model and kept beside the result store");
-  command->add_flag("--json", options->json, "print the JSON profile instead of the table");
-  command->add_option("--output,-o", options->output, "also write the JSON profile to this file");
+  command
+      ->add_option(
+          "--ceilings", options->ceilings,
+          "roofline ceilings JSON (python -m kforge.worker.ceilings); default: measured once per GPU "
+          "model and kept beside the result store")
+      ->option_text("FILE");
+  add_json_flag(*command, options->json, "print the JSON profile instead of the table");
+  add_output_option(*command, options->output, "also write the JSON profile to this file");
   command->add_option("--seed", settings.seed, "seed of model construction and inputs")
+      ->option_text("N")
       ->capture_default_str();
   command->add_flag("--small", settings.small, "use the problem's KFORGE_SMALL sizes");
   command->add_option("--size", options->sizes, "override a module-level size constant: NAME=VALUE")
+      ->option_text("NAME=VALUE")
       ->take_all();
-  command
-      ->add_option("--timeout", settings.timeout_s,
-                   "seconds allowed for each call into a worker while verifying")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  command
-      ->add_option("--time-budget", settings.timing.time_budget_s,
-                   "seconds of timing at most while verifying")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_timeout_option(*command, settings.timeout_s);
+  add_time_budget_option(*command, settings.timing.time_budget_s,
+                         "seconds of timing at most while verifying");
   command
       ->add_option("--profile-timeout", options->run_timeout_s,
                    "seconds allowed for the profiled run under ncu")
       ->check(CLI::PositiveNumber)
+      ->option_text("SECONDS")
       ->capture_default_str();
-  command->add_option("--python", options->python, "Python interpreter with torch and triton");
+  add_python_option(*command, options->python);
   return [options, command]() { return command->parsed() ? run_profile(*options) : -1; };
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/batch_run.hpp"
+#include "cli/common_options.hpp"
 #include "serve/evaluation_service.hpp"
 #include "serve/http_server.hpp"
 #include "serve/reward_api.hpp"
@@ -54,12 +55,14 @@ std::filesystem::path problems_folder(const ServeOptions& options) {
   return store.parent_path() / "served-problems";
 }
 
-// Blocks SIGTERM and SIGINT in every thread started after this, so the main thread can sigwait them.
+// Blocks SIGTERM, SIGINT and SIGHUP in every thread started after this, so the main thread can sigwait
+// them.
 sigset_t block_stop_signals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -102,7 +105,15 @@ int run_serve(ServeOptions& options) {
   http.host = options.host;
   http.port = options.port;
   serve::HttpServer server(http, [&api](const serve::HttpRequest& request) { return api.handle(request); });
-  server.start();
+  try {
+    server.start();
+  } catch (const std::runtime_error& error) {
+    std::cerr << fmt::format(
+        "kforge serve: {}; if another program (perhaps another kforge serve) holds port {}, choose another "
+        "with --port P, or --port 0 for any free one\n",
+        error.what(), options.port);
+    return 2;
+  }
   api.set_in_flight_source([&server]() { return server.in_flight(); });
   std::cerr << fmt::format("kforge serve: listening on http://{}:{} (devices {}; store {})\n", options.host,
                            server.port(), fmt::join(engine.devices, ","),
@@ -111,7 +122,9 @@ int run_serve(ServeOptions& options) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   std::cerr << fmt::format("kforge serve: {} received, finishing the evaluations in flight\n",
-                           signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
+                           signal_number == SIGTERM  ? "SIGTERM"
+                           : signal_number == SIGHUP ? "SIGHUP"
+                                                     : "SIGINT")
             << std::flush;
   service.drain();
   server.stop(std::chrono::milliseconds(static_cast<long>(options.drain_s * 1000.0)));
@@ -127,34 +140,35 @@ std::function<int()> add_serve_command(CLI::App& app) {
       app.add_subcommand("serve", "run the reward service: an HTTP/JSON API over the evaluation engine");
   auto& settings = options->settings;
   serve->add_option("--host", options->host, "address to listen on (loopback by default)")
+      ->option_text("ADDRESS")
       ->capture_default_str();
   serve->add_option("--port", options->port, "port (0: any free port, printed at start)")
+      ->option_text("N")
       ->capture_default_str();
-  serve->add_option("--device,-d", options->device, "auto (GPU if present), cpu, or cuda:N")
-      ->capture_default_str();
-  serve->add_option("--token-file", options->token_file,
-                    "file whose first line is a bearer token every request but /v1/health must carry");
-  serve->add_option("--problems-dir", options->problems_dir,
-                    "where registered problems are kept (default: served-problems next to the store)");
+  add_device_option(*serve, options->device);
+  serve
+      ->add_option("--token-file", options->token_file,
+                   "file whose first line is a bearer token every request but /v1/health must carry")
+      ->option_text("FILE");
+  serve
+      ->add_option("--problems-dir", options->problems_dir,
+                   "where registered problems are kept (default: served-problems next to the store)")
+      ->option_text("DIR");
   serve
       ->add_option("--warm-judges", options->warm_judges,
                    "problems whose judge stays alive per device between requests (least recently used goes)")
       ->check(CLI::PositiveNumber)
+      ->option_text("N")
       ->capture_default_str();
   serve->add_option("--max-completions", options->max_completions, "completions per request at most")
       ->check(CLI::PositiveNumber)
+      ->option_text("N")
       ->capture_default_str();
-  serve->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")
-      ->capture_default_str();
+  add_trials_option(*serve, settings.trials);
   serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
-  serve
-      ->add_option("--timeout", settings.timeout_s,
-                   "seconds allowed for each call into a worker (the compile stage gets at least 120 s)")
-      ->capture_default_str();
-  serve
-      ->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most per evaluation")
-      ->capture_default_str();
-  serve->add_option("--python", options->python, "Python interpreter with torch and triton");
+  add_timeout_option(*serve, settings.timeout_s);
+  add_time_budget_option(*serve, settings.timing.time_budget_s, "seconds of timing at most per evaluation");
+  add_python_option(*serve, options->python);
   add_batch_options(*serve, options->batch);
   // Batch-only options: the service answers over HTTP and takes the reward per request.
   serve->remove_option(serve->get_option("--results"));

@@ -10,21 +10,30 @@
 namespace kforge::cli {
 
 void SuiteSelection::add_options(CLI::App& command) {
-  auto* suite_option = command.add_option(
-      "--suite", suite, "suite folder (<name>/problem.py, or KernelBench <id>_<Name>.py files)");
-  auto* kernelbench_option = command.add_option("--kernelbench", kernelbench,
-                                                "a KernelBench checkout (with --level) instead of --suite");
+  auto* suite_option =
+      command
+          .add_option("--suite", suite,
+                      "suite folder (<name>/problem.py, or KernelBench <id>_<Name>.py files)")
+          ->option_text("DIR");
+  auto* kernelbench_option = command
+                                 .add_option("--kernelbench", kernelbench,
+                                             "a KernelBench checkout (with --level) instead of --suite")
+                                 ->option_text("DIR");
   suite_option->excludes(kernelbench_option);
-  command.add_option("--level", level, "KernelBench level (with --kernelbench)")
+  command.add_option("--level", level, "KernelBench level (with --kernelbench): 1, 2, 3 or 4")
       ->check(CLI::Range(1, 4))
+      ->option_text("N")
       ->capture_default_str();
   command
       .add_option("--instruction", instruction_file,
                   "file with the instruction template ({problem_source} and {problem_name} filled in)")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->option_text("FILE");
   command.add_option("--system", system_file, "file with a system message put before each prompt")
-      ->check(CLI::ExistingFile);
-  command.add_option("--data-source", data_source, "the data_source column (default kforge/<suite>)");
+      ->check(CLI::ExistingFile)
+      ->option_text("FILE");
+  command.add_option("--data-source", data_source, "the data_source column (default kforge/<suite>)")
+      ->option_text("TEXT");
 }
 
 std::string SuiteSelection::missing() const {

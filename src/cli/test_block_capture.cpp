@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "runner/environment_probe.hpp"
 #include "runner/program_run.hpp"
 #include "runner/python_environment.hpp"
 #include "runner/scratch_space.hpp"
@@ -41,6 +42,18 @@ CapturedInputs capture_test_block_spec(const fs::path& kernel, const std::string
                                          answer.value("error", "no spec and no error")));
   }
   return {answer["spec"].dump(2), answer.value("entry", entry)};
+}
+
+std::optional<std::string> capture_needs_a_gpu(const std::string& error, const fs::path& kernel) {
+  const bool cuda_failure =
+      error.find("NVIDIA") != std::string::npos || error.find("CUDA") != std::string::npos;
+  if (!cuda_failure || runner::resolve_device("auto") != "cpu") {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "the test block of {} needs a GPU (it creates CUDA tensors) and this machine has none: {}. On the CPU "
+      "give the wrapper's arguments as a JSON spec with --inputs SPEC.json instead (docs/kernel-mode.md)",
+      kernel.string(), error);
 }
 
 }  // namespace kforge::cli

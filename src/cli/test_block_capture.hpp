@@ -21,4 +21,8 @@ CapturedInputs capture_test_block_spec(const std::filesystem::path& kernel, cons
                                        std::optional<int> case_index,
                                        const std::optional<std::filesystem::path>& python, double timeout_s);
 
+// The error of a capture that failed because the test block wants a GPU this machine does not have
+// (CUDA tensors on a machine without one): the reason, and what to give instead; nullopt otherwise.
+std::optional<std::string> capture_needs_a_gpu(const std::string& error, const std::filesystem::path& kernel);
+
 }  // namespace kforge::cli

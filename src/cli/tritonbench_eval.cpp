@@ -12,6 +12,7 @@
 #include "problem/tritonbench_checkout.hpp"
 #include "profile/profile_run.hpp"
 #include "report/tritonbench_report.hpp"
+#include "runner/environment_probe.hpp"
 #include "runner/program_run.hpp"
 #include "runner/python_environment.hpp"
 #include "runner/scratch_space.hpp"
@@ -202,6 +203,7 @@ void judge_answer(TritonBenchRun& run, const problem::TritonBenchItem& item, con
   settings.problem_path = gold.problem;
   settings.candidate_path = item.origin;
   settings.candidate_text = problem::kernel_candidate_text(code, gold.entry, {});
+  settings.entry_point = gold.entry;
   row.verdict = verify::to_json(verify::evaluate(settings));
   if (run.options.efficiency && row.verdict.value("outcome", "") == "accepted" &&
       verdict_device(row.verdict).rfind("cuda", 0) == 0) {
@@ -230,11 +232,15 @@ void TritonBenchOptions::add_options(CLI::App& command) {
           "--tritonbench", checkout,
           "a TritonBench checkout: judge its items (--samples: the model's answers, JSONL or a folder "
           "of NAME.py; without: the gold files themselves) (docs/tritonbench.md)")
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory)
+      ->option_text("DIR");
   command.add_option("--channel", channel, "TritonBench channel: G (GitHub kernels) or T (PyTorch-aligned)")
       ->check(CLI::IsMember({"G", "T", "g", "t"}))
+      ->option_text("G|T")
       ->capture_default_str();
-  command.add_option("--items", items, "TritonBench: only these items (gold file stems)")->delimiter(',');
+  command.add_option("--items", items, "TritonBench: only these items (gold file stems)")
+      ->delimiter(',')
+      ->option_text("LIST");
   command.add_flag("--efficiency", efficiency,
                    "TritonBench: profile each accepted answer with Nsight Compute for its GPU efficiency");
 }
@@ -262,14 +268,20 @@ int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSetting
                      runner::find_python_environment(base.python),
                      runner::ScratchSpace::create(),
                      fs::absolute(options.checkout),
-                     base.device == "cpu",
+                     runner::resolve_device(base.device) == "cpu",
                      {},
                      {}};
   std::vector<report::TritonBenchRow> rows;
   const auto document = [&]() {
-    const auto device = rows.empty() || !rows.front().verdict.is_object()
-                            ? base.device
-                            : verdict_device(rows.front().verdict);
+    // The device the verdicts ran on (the first that names one), else where --device lands.
+    auto device = runner::resolve_device(base.device);
+    for (const auto& row : rows) {
+      if (row.verdict.is_object() && row.verdict.contains("device") && row.verdict["device"].is_object() &&
+          row.verdict["device"].contains("device")) {
+        device = verdict_device(row.verdict);
+        break;
+      }
+    }
     auto report = report::tritonbench_report_json(rows, options.channel, device);
     report["unmatched"] = selection.unmatched;
     return std::pair(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), device);

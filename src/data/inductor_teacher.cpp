@@ -107,4 +107,23 @@ Teacher inductor_teacher(const InductorTeacherSettings& settings) {
   };
 }
 
+std::string inductor_teacher_problem(const std::string& device, const std::filesystem::path& captures) {
+  if (device.rfind("cuda", 0) == 0) {
+    return "";
+  }
+  std::error_code error;
+  if (!captures.empty()) {
+    for (const auto& entry : std::filesystem::directory_iterator(captures, error)) {
+      if (entry.path().filename().string().ends_with(".capture.json")) {
+        return "";
+      }
+    }
+  }
+  return fmt::format(
+      "the inductor teacher needs a GPU: on the CPU torch.compile writes C++, not Triton; there is no GPU "
+      "here{}. Run it on a GPU machine, or give --captures DIR holding captures made on one "
+      "(docs/training.md)",
+      captures.empty() ? "" : fmt::format(" and {} holds no captures", captures.string()));
+}
+
 }  // namespace kforge::data

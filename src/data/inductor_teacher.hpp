@@ -34,6 +34,10 @@ struct InductorCandidate {
 InductorCandidate inductor_candidate(const std::filesystem::path& problem, const std::string& name,
                                      const InductorTeacherSettings& settings);
 
+// Why the inductor teacher cannot work here, or "": on the CPU (`device` as resolved) torch.compile
+// writes C++, not Triton, so it needs a GPU or a folder of captures made on one (`captures`).
+std::string inductor_teacher_problem(const std::string& device, const std::filesystem::path& captures);
+
 // The inductor teacher for collect_sft: one deterministic sample per problem, its text the candidate
 // in a ```python block (the SFT answer), or the reason there is none as the sample's error.
 Teacher inductor_teacher(const InductorTeacherSettings& settings);

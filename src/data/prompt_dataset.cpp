@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "problem/kforge_hooks.hpp"
 #include "serve/problem_registry.hpp"
 
 namespace kforge::data {
@@ -69,8 +70,9 @@ nlohmann::json prompt_row(const problem::CatalogEntry& entry, const std::string&
   if (style.system) {
     messages.push_back({{"role", "system"}, {"content", *style.system}});
   }
-  messages.push_back(
-      {{"role", "user"}, {"content", render_instruction(style.instruction, entry.name, problem_source)}});
+  messages.push_back({{"role", "user"},
+                      {"content", render_instruction(style.instruction, entry.name,
+                                                     problem::without_kforge_hooks(problem_source))}});
   return {{"problem_id", id},
           {"problem", entry.name},
           {"data_source", style.data_source},

@@ -1,5 +1,7 @@
 #include "data/sft_collection.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -339,6 +341,20 @@ SftCollection collect_sft(const std::vector<SftProblem>& problems, const Teacher
     }
   }
   return collector.finish(problems.size());
+}
+
+std::string teacher_failure(const SftCollection& collection) {
+  const auto samples = collection.summary.value("samples", std::size_t{0});
+  const auto teacher_errors = collection.summary.value("teacher_errors", std::size_t{0});
+  if (samples == 0 || teacher_errors < samples) {
+    return "";
+  }
+  const auto first =
+      std::find_if(collection.rejected.begin(), collection.rejected.end(),
+                   [](const nlohmann::json& row) { return row.value("stage", "") == "teacher"; });
+  return fmt::format(
+      "the teacher gave no sample for any of the {} asked for: {}", samples,
+      first != collection.rejected.end() ? first->value("reason", "no reason given") : "no reason given");
 }
 
 }  // namespace kforge::data

@@ -66,4 +66,9 @@ std::string sft_answer(const std::string& reply, const std::string& code);
 SftCollection collect_sft(const std::vector<SftProblem>& problems, const Teacher& teacher,
                           const Verifier& verifier, const SftSettings& settings);
 
+// Why the teacher itself could not work, or "": when it gave no sample at all (every one a teacher error:
+// an endpoint that is down, a teacher that needs a GPU), the first reason, so the caller fails instead of
+// reporting "0 samples accepted" as a result.
+std::string teacher_failure(const SftCollection& collection);
+
 }  // namespace kforge::data

@@ -119,6 +119,9 @@ class Search {
     const auto baseline = measure(0, {best}, Measurement::final).front();
     outcome_.best_values = best;
     outcome_.best_source = source_;
+    if (settings_.limits.verify_only && baseline.accepted) {
+      return verify_first_round();
+    }
     if (!baseline.accepted || !baseline.candidate_ms) {
       outcome_.stop_reason =
           fmt::format("the starting candidate has no accepted timing: {}", baseline.summary);
@@ -154,6 +157,20 @@ class Search {
   }
 
  private:
+  // Without timings: every proposal the first round would screen, verified; the best stays the start.
+  SearchOutcome verify_first_round() {
+    const auto proposals = propose(outcome_.best_values, {});
+    const auto results = measure(1, proposals, Measurement::screening);
+    const auto accepted = std::count_if(results.begin(), results.end(),
+                                        [](const ProposalResult& result) { return result.accepted; });
+    outcome_.stop_reason = fmt::format(
+        "verify-only: {} of the first round's {} proposals verified, {} accepted; nothing was timed, so the "
+        "start stays the best",
+        results.size(), proposals.size(), accepted);
+    outcome_.evaluations = used_;
+    return std::move(outcome_);
+  }
+
   // Evaluates as many of the proposals as the budget allows, together; one result per proposal run.
   std::vector<ProposalResult> measure(int round, std::vector<Values> proposals, Measurement measurement) {
     const auto left = static_cast<std::size_t>(std::max(0, settings_.limits.max_evaluations - used_));
@@ -169,6 +186,9 @@ class Search {
     for (std::size_t i = 0; i < proposals.size(); ++i) {
       outcome_.attempts.push_back(
           SearchAttempt{round, "tune", proposals[i], {}, {}, measurement, results[i]});
+      if (settings_.limits.on_attempt) {
+        settings_.limits.on_attempt(outcome_.attempts.back());
+      }
     }
     return results;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "problem/kforge_hooks.hpp"
 #include "source/code_extraction.hpp"
 
 namespace kforge::optimize {
@@ -100,8 +101,8 @@ std::string diagnosis_text(const nlohmann::json& profile) {
 }
 
 std::vector<ChatMessage> llm_prompt(const LlmContext& context, const LlmProgress& progress) {
-  std::string user =
-      fmt::format("## The problem: the PyTorch reference\n{}\n", fenced(context.problem_source));
+  std::string user = fmt::format("## The problem: the PyTorch reference\n{}\n",
+                                 fenced(problem::without_kforge_hooks(context.problem_source)));
   user += fmt::format("## The current best Triton implementation ({}; the starting one took {})\n{}\n",
                       milliseconds(progress.best_ms), milliseconds(progress.start_ms),
                       fenced(progress.best_source));

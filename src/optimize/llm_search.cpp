@@ -49,8 +49,7 @@ class Search {
     const auto start_result = start.empty()
                                   ? ProposalResult{false, std::nullopt, "the evaluator returned no result"}
                                   : start.front();
-    outcome_.attempts.push_back(
-        SearchAttempt{0, "llm", {}, "the start", "", Measurement::final, start_result});
+    record(SearchAttempt{0, "llm", {}, "the start", "", Measurement::final, start_result});
     if (!start_result.accepted) {
       outcome_.stop_reason = fmt::format("the starting candidate is not accepted: {}", start_result.summary);
       outcome_.evaluations = used_;
@@ -121,8 +120,7 @@ class Search {
         continue;
       }
       const auto& result = *next_result++;
-      outcome_.attempts.push_back(
-          SearchAttempt{round, "llm", {}, proposal.idea, proposal.code, Measurement::final, result});
+      record(SearchAttempt{round, "llm", {}, proposal.idea, proposal.code, Measurement::final, result});
       if (result.accepted && result.candidate_ms && best_before &&
           *result.candidate_ms < *best_before * (1.0 - settings_.limits.min_improvement) &&
           (!improved || *result.candidate_ms < *outcome_.best_ms)) {
@@ -134,15 +132,22 @@ class Search {
     return improved;
   }
 
+  void record(SearchAttempt attempt) {
+    outcome_.attempts.push_back(std::move(attempt));
+    if (settings_.limits.on_attempt) {
+      settings_.limits.on_attempt(outcome_.attempts.back());
+    }
+  }
+
   void record_unevaluated(int round, const std::vector<Proposal>& proposals) {
     for (const auto& proposal : proposals) {
-      outcome_.attempts.push_back(SearchAttempt{round,
-                                                "llm",
-                                                {},
-                                                proposal.idea,
-                                                proposal.code,
-                                                Measurement::final,
-                                                {false, std::nullopt, proposal.why_not}});
+      record(SearchAttempt{round,
+                           "llm",
+                           {},
+                           proposal.idea,
+                           proposal.code,
+                           Measurement::final,
+                           {false, std::nullopt, proposal.why_not}});
     }
   }
 

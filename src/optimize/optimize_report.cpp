@@ -142,6 +142,28 @@ std::vector<std::string> attempt_file_names(const SearchOutcome& outcome) {
   return files;
 }
 
+std::string render_attempt_line(const SearchAttempt& attempt, const std::vector<Knob>& knobs) {
+  std::string change;
+  for (std::size_t i = 0; i < attempt.values.size() && i < knobs.size(); ++i) {
+    if (attempt.values[i] != knobs[i].value) {
+      change += fmt::format("{}{}={}", change.empty() ? "" : " ", knobs[i].name, attempt.values[i]);
+    }
+  }
+  if (attempt.proposer == "tune" && change.empty()) {
+    change = attempt.values.empty() ? attempt.idea : "the start";
+  } else if (attempt.proposer != "tune") {
+    change = attempt.idea.empty() ? "(no idea given)" : attempt.idea;
+  }
+  constexpr std::size_t kMaxChange = 60;
+  if (change.size() > kMaxChange) {
+    change = change.substr(0, kMaxChange - 3) + "...";
+  }
+  const auto time =
+      attempt.result.candidate_ms ? fmt::format(" ({:.4g} ms)", *attempt.result.candidate_ms) : "";
+  return fmt::format("  round {} · {} · {}{} → {}\n", attempt.round, attempt.proposer, change, time,
+                     attempt.result.summary);
+}
+
 nlohmann::json optimize_report(const OptimizeRun& run) {
   const auto& outcome = run.outcome;
   nlohmann::json speedups = nlohmann::json::array();

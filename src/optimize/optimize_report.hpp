@@ -30,6 +30,10 @@ nlohmann::json optimize_report(const OptimizeRun& run);
 // counting the attempts of round R from 1; "" for an attempt without a source (the tuner's).
 std::vector<std::string> attempt_file_names(const SearchOutcome& outcome);
 
+// One line for the terminal as an attempt's verdict comes in: its round, proposer, what it changes (the
+// knobs that differ from their start values, or the LLM's idea), its verdict and time when timed.
+std::string render_attempt_line(const SearchAttempt& attempt, const std::vector<Knob>& knobs);
+
 // A few lines for the terminal.
 std::string render_report_text(const nlohmann::json& report);
 

@@ -24,6 +24,8 @@ struct ProposalResult {
 using ProposalEvaluator = std::function<std::vector<ProposalResult>(const std::vector<std::string>& sources,
                                                                     Measurement measurement)>;
 
+struct SearchAttempt;
+
 // When a search stops; every proposer honours all of them.
 struct SearchLimits {
   int max_evaluations = 60;       // the budget of verdicts, screening and final timings together
@@ -33,6 +35,11 @@ struct SearchLimits {
   // Stop once the best runs this fast (optimize: 5% above the start's roofline floor), and why.
   std::optional<double> target_ms;
   std::string target_description;
+  // Hears of each attempt once its verdict is in (kforge optimize prints it); may be empty.
+  std::function<void(const SearchAttempt&)> on_attempt;
+  // Verify only, time nothing (no GPU): the tuner verifies every proposal of its first round, the ones it
+  // would screen from the start, and stops; without timings there is no best to move on from.
+  bool verify_only = false;
 };
 
 // True when the limits' deadline has passed.

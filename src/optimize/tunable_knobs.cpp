@@ -1,6 +1,7 @@
 #include "optimize/tunable_knobs.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -432,7 +433,8 @@ std::string rewrite_knobs(std::string_view source, const std::vector<Knob>& knob
   for (std::size_t i = 0; i < knobs.size(); ++i) {
     const auto& knob = knobs[i];
     if (std::find(knob.choices.begin(), knob.choices.end(), values[i]) == knob.choices.end()) {
-      throw std::invalid_argument(fmt::format("{} = {} is not one of its choices", knob.name, values[i]));
+      throw std::invalid_argument(fmt::format("{} = {} is not one of its choices; valid values: {}",
+                                              knob.name, values[i], fmt::join(knob.choices, " ")));
     }
     const auto offset = byte_offset(source, knob.location);
     if (source.substr(offset, knob.literal.size()) != knob.literal) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace kforge::report {
@@ -86,22 +87,34 @@ std::string stage_evidence(const nlohmann::json& stage) {
   return text;
 }
 
+bool any_stage_ran(const nlohmann::json& verdict) {
+  const auto stages = verdict.value("stages", nlohmann::json::array());
+  return std::any_of(stages.begin(), stages.end(),
+                     [](const nlohmann::json& stage) { return text_of(stage, "status") != "not_run"; });
+}
+
 }  // namespace
 
-std::string render_terminal(const nlohmann::json& verdict, bool color) {
+std::string render_header(const std::string& problem, const std::string& candidate) {
+  return fmt::format("problem   {}\ncandidate {}\n", problem, candidate);
+}
+
+std::string render_device(const nlohmann::json& device) { return device_line(device); }
+
+std::string render_stage(const nlohmann::json& stage, bool color) {
   const Palette palette{color};
-  std::string out =
-      fmt::format("problem   {}\ncandidate {}\n", text_of(verdict.value("problem", nlohmann::json()), "path"),
-                  text_of(verdict.value("candidate", nlohmann::json()), "path"));
-  out += device_line(verdict.value("device", nlohmann::json()));
-  for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
-    const auto status = text_of(stage, "status");
-    out += fmt::format("  {} {:<12} {}\n", status_label(status, palette), text_of(stage, "name"),
-                       text_of(stage, "summary"));
-    if (status == "failed") {
-      out += indent(stage_evidence(stage), "         ");
-    }
+  const auto status = text_of(stage, "status");
+  std::string out = fmt::format("  {} {:<12} {}\n", status_label(status, palette), text_of(stage, "name"),
+                                text_of(stage, "summary"));
+  if (status == "failed") {
+    out += indent(stage_evidence(stage), "         ");
   }
+  return out;
+}
+
+std::string render_outcome(const nlohmann::json& verdict, bool color) {
+  const Palette palette{color};
+  std::string out;
   const auto outcome = text_of(verdict, "outcome");
   if (outcome == "accepted") {
     out += palette.paint("ACCEPTED", "32;1");
@@ -116,6 +129,18 @@ std::string render_terminal(const nlohmann::json& verdict, bool color) {
                        text_of(verdict["stored"], "stored_at"));
   }
   return out;
+}
+
+std::string render_terminal(const nlohmann::json& verdict, bool color) {
+  std::string out = render_header(text_of(verdict.value("problem", nlohmann::json()), "path"),
+                                  text_of(verdict.value("candidate", nlohmann::json()), "path"));
+  out += device_line(verdict.value("device", nlohmann::json()));
+  if (any_stage_ran(verdict)) {  // an evaluation that never started (a missing file) has no stage to show
+    for (const auto& stage : verdict.value("stages", nlohmann::json::array())) {
+      out += render_stage(stage, color);
+    }
+  }
+  return out + render_outcome(verdict, color);
 }
 
 }  // namespace kforge::report

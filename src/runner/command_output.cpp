@@ -11,6 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runner/cleanup_registry.hpp"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for posix_spawn
 
 namespace kforge::runner {
@@ -97,12 +99,14 @@ CommandOutput run_command(const std::vector<std::string>& argv) {
     close(err_pipe[0]);
     throw std::runtime_error("cannot run " + argv.front() + ": " + std::strerror(spawned));
   }
+  CleanupRegistry::instance().add_process(pid);
   drain(out_pipe[0], err_pipe[0], result.out, result.err);
   close(out_pipe[0]);
   close(err_pipe[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  CleanupRegistry::instance().forget_process(pid);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }

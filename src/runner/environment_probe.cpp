@@ -1,5 +1,7 @@
 #include "runner/environment_probe.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -73,6 +75,29 @@ std::vector<std::string> installed_gpu_models() {
     }
   }
   return models;
+}
+
+std::string device_request_problem(const std::string& request) {
+  if (request == "auto" || request == "cpu" || request == "cuda") {
+    return "";
+  }
+  constexpr std::string_view prefix = "cuda:";
+  const auto index = request.substr(std::min(request.size(), prefix.size()));
+  if (request.rfind(prefix, 0) == 0 && !index.empty() && index.size() <= 4 &&
+      index.find_first_not_of("0123456789") == std::string::npos) {
+    return "";
+  }
+  return fmt::format(
+      "unknown device '{}': expected auto (a GPU if there is one, else the CPU), cpu, or "
+      "cuda:N (N: the GPU's index, e.g. cuda:0)",
+      request);
+}
+
+std::string resolve_device(const std::string& request) {
+  if (request != "auto") {
+    return request;
+  }
+  return installed_gpu_models().empty() || cuda_hidden_by_environment() ? "cpu" : "cuda:0";
 }
 
 EnvironmentFacts probe_environment(const PythonEnvironment& python, const std::string& device_request) {

@@ -22,4 +22,12 @@ EnvironmentFacts probe_environment(const PythonEnvironment& python, const std::s
 // The GPU model names the NVIDIA driver lists in /proc (empty without a driver).
 std::vector<std::string> installed_gpu_models();
 
+// Why `request` is not a device kforge understands ("" when it is: auto, cpu, cuda or cuda:N), so that a
+// typo is refused before any worker starts.
+std::string device_request_problem(const std::string& request);
+
+// Where "auto" lands without starting Python: "cuda:0" when the driver lists a GPU that
+// CUDA_VISIBLE_DEVICES does not hide, else "cpu"; any other request unchanged.
+std::string resolve_device(const std::string& request);
+
 }  // namespace kforge::runner

@@ -10,17 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "runner/environment_variable.hpp"
+#include "runner/cleanup_registry.hpp"
+#include "runner/stale_scratch.hpp"
 
 namespace kforge::runner {
 namespace {
 
-std::filesystem::path temp_root() {
-  const auto tmp = environment_variable("TMPDIR");
-  return !tmp.empty() ? std::filesystem::path(tmp) : std::filesystem::path("/tmp");
-}
-
-// mkdtemp: a new folder only this user can enter, with a random suffix.
+// mkdtemp: a new folder only this user can enter, with a random suffix; recorded for an interruption.
 std::filesystem::path make_private_directory(const std::filesystem::path& pattern) {
   std::string text = pattern.string();
   std::vector<char> buffer(text.begin(), text.end());
@@ -29,29 +25,36 @@ std::filesystem::path make_private_directory(const std::filesystem::path& patter
     throw std::runtime_error(
         fmt::format("cannot create a temporary folder {}: {} (set TMPDIR)", text, std::strerror(errno)));
   }
-  return {buffer.data()};
+  std::filesystem::path folder(buffer.data());
+  CleanupRegistry::instance().add_folder(folder);
+  return folder;
+}
+
+void remove_folder(const std::filesystem::path& folder) {
+  std::error_code error;
+  std::filesystem::remove_all(folder, error);
+  CleanupRegistry::instance().forget_folder(folder);
 }
 
 }  // namespace
 
 ScratchSpace ScratchSpace::create() {
-  std::error_code error;
-  const std::filesystem::path shm("/dev/shm");
-  return create_under(temp_root(), std::filesystem::is_directory(shm, error) ? shm : std::filesystem::path());
+  const auto parents = scratch_parents();
+  return create_under(parents.front(), parents.size() > 1 ? parents.back() : std::filesystem::path());
 }
 
+// Both names carry kforge's pid (scratch_folder_pattern), so a later kforge can sweep what a killed one
+// left behind.
 ScratchSpace ScratchSpace::create_under(const std::filesystem::path& parent,
                                         const std::filesystem::path& transfer_parent) {
-  std::filesystem::path directory = make_private_directory(parent / "kforge-XXXXXX");
-  std::error_code error;
+  std::filesystem::path directory = make_private_directory(parent / scratch_folder_pattern());
   std::filesystem::path transfer;
   try {
-    transfer = !transfer_parent.empty()
-                   ? make_private_directory(transfer_parent / fmt::format("kforge-{}-XXXXXX", getpid()))
-                   : directory / "transfer";
+    transfer = !transfer_parent.empty() ? make_private_directory(transfer_parent / scratch_folder_pattern())
+                                        : directory / "transfer";
     std::filesystem::create_directories(transfer);
   } catch (...) {
-    std::filesystem::remove_all(directory, error);
+    remove_folder(directory);
     throw;
   }
   return {std::move(directory), std::move(transfer)};
@@ -67,12 +70,11 @@ ScratchSpace::ScratchSpace(ScratchSpace&& other) noexcept
 }
 
 ScratchSpace::~ScratchSpace() {
-  std::error_code error;
   if (!transfer_directory_.empty()) {
-    std::filesystem::remove_all(transfer_directory_, error);
+    remove_folder(transfer_directory_);
   }
   if (!directory_.empty()) {
-    std::filesystem::remove_all(directory_, error);
+    remove_folder(directory_);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "runner/cleanup_registry.hpp"
 #include "runner/sandbox.hpp"
 
 namespace kforge::runner {
@@ -291,7 +292,9 @@ std::optional<WorkerFailure> WorkerProcess::check_seal(const nlohmann::json& rep
 }
 
 WorkerProcess::WorkerProcess(pid_t pid, int request_fd, int reply_fd, int log_fd)
-    : pid_(pid), request_fd_(request_fd), reply_fd_(reply_fd), log_fd_(log_fd), group_(pid) {}
+    : pid_(pid), request_fd_(request_fd), reply_fd_(reply_fd), log_fd_(log_fd), group_(pid) {
+  CleanupRegistry::instance().add_process_group(group_);
+}
 
 WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
@@ -309,6 +312,7 @@ WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
 WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
   if (this != &other) {
     stop();
+    forget_group();
     pid_ = std::exchange(other.pid_, -1);
     request_fd_ = std::exchange(other.request_fd_, -1);
     reply_fd_ = std::exchange(other.reply_fd_, -1);
@@ -324,7 +328,17 @@ WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
   return *this;
 }
 
-WorkerProcess::~WorkerProcess() { stop(); }
+WorkerProcess::~WorkerProcess() {
+  stop();
+  forget_group();
+}
+
+void WorkerProcess::forget_group() {
+  if (group_ > 0) {
+    CleanupRegistry::instance().forget_process_group(group_);
+    group_ = -1;
+  }
+}
 
 void WorkerProcess::append_log(const char* data, std::size_t size) {
   log_.append(data, size);

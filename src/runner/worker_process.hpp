@@ -113,6 +113,7 @@ class WorkerProcess {
   // Tells a worker with a hidden reply channel where to reply (the first line of its request pipe).
   void announce_reply_channel(int hidden_reply_fd);
   std::optional<WorkerFailure> check_seal(const nlohmann::json& reply, const std::string& nonce);
+  void forget_group();  // the group is gone: an interruption need not stop it
 
   pid_t pid_ = -1;
   int request_fd_ = -1;

@@ -148,6 +148,7 @@ bool run_correctness_stage(EvalContext& context) {
   ErrorTotals totals;
   bool all_passed = true;
   for (int trial = 0; trial < context.settings.trials && all_passed; ++trial) {
+    context.progress(StageName::correctness, fmt::format("trial {}/{}", trial + 1, context.settings.trials));
     all_passed = run_trial(context, trial, trial_log, totals);
   }
   stage.duration_s = seconds_since(start);

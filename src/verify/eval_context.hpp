@@ -6,6 +6,7 @@
 
 #include "runner/gpu_gate.hpp"
 #include "runner/worker_process.hpp"
+#include "verify/eval_observer.hpp"
 #include "verify/eval_settings.hpp"
 #include "verify/problem_session.hpp"
 #include "verify/runtime_evidence.hpp"
@@ -32,6 +33,7 @@ struct EvalContext {
   // the call helpers are const and only count.
   mutable double gpu_wait_s = 0.0;
   RuntimeEvidence evidence;  // traces of the candidate's forward calls, filled by correctness and runtime
+  EvalObserver* observer = nullptr;  // who watches this evaluation live (kforge eval's terminal); may be null
 
   // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
   // transfer folder added; on a GPU the call counts as shared use of the gate.
@@ -57,6 +59,12 @@ struct EvalContext {
   void fail_stage(StageName name, const std::string& summary, const CallResult& call) const;
   // Marks a stage failed with findings that say which check failed.
   void reject_stage(StageName name, const std::string& summary, std::vector<rules::Finding> findings) const;
+  // Tells the observer, if any, what `stage` is doing now.
+  void progress(StageName stage, const std::string& text) const {
+    if (observer != nullptr) {
+      observer->progress(stage, text);
+    }
+  }
   // Marks the whole evaluation as an error that is not the candidate's fault.
   void fail_evaluation(const std::string& kind, const std::string& message) const;
 };

@@ -15,6 +15,7 @@
 #include "runner/worker_launch.hpp"
 #include "source/code_extraction.hpp"
 #include "verify/correctness_stage.hpp"
+#include "verify/entry_point_names.hpp"
 #include "verify/eval_context.hpp"
 #include "verify/performance_stage.hpp"
 #include "verify/runtime_stage.hpp"
@@ -155,6 +156,7 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) 
   const auto prepare = context.candidate_call_outside_gate(
       {{"op", "prepare"}, {"device", context.verdict.device["device"]}}, allowance);
   stage.details["device_setup_s"] = seconds_since(start);
+  context.progress(StageName::compile, "importing the candidate and building ModelNew");
   const auto load =
       !prepare.ok ? prepare
                   : context.candidate_call({{"op", "load"},
@@ -229,24 +231,44 @@ runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const Pro
       runner::make_candidate_launch(session.python(), scratch.directory(), !on_gpu, context));
 }
 
-// Runs one stage and notes in it how long its calls waited for the GPU (other evaluations' timing).
+// Tells the observer, if any, that a stage has its result (in the words the final verdict will use).
+void report_stage(EvalObserver* observer, const StageResult& stage, const EvalSettings& settings) {
+  if (observer == nullptr || stage.status == StageStatus::not_run) {
+    return;
+  }
+  if (!settings.entry_point) {
+    observer->stage_finished(stage);
+    return;
+  }
+  auto named = stage;
+  name_entry_point(named, *settings.entry_point);
+  observer->stage_finished(named);
+}
+
+// Runs one stage, notes in it how long its calls waited for the GPU (other evaluations' timing) and
+// reports it to the observer.
 bool counting_gpu_wait(EvalContext& context, StageName name, const std::function<bool()>& stage) {
   const double before = context.gpu_wait_s;
   const bool passed = stage();
   if (context.gate != nullptr && context.on_gpu) {
     context.verdict.stage(name).details["gpu_wait_s"] = context.gpu_wait_s - before;
   }
+  report_stage(context.observer, context.verdict.stage(name), context.settings);
   return passed;
 }
 
 void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
-                       ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote) {
+                       ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote,
+                       EvalObserver* observer) {
   if (session.load_error()) {
     verdict.outcome = Outcome::error;
     verdict.error = *session.load_error();
     return;
   }
   verdict.device = session.device();
+  if (observer != nullptr) {
+    observer->device_ready(verdict.device);
+  }
   verdict.problem["sizes"] = session.load_reply()["sizes"];
   const auto scratch = new_scratch(zygote);
   const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
@@ -265,13 +287,15 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
                       false,
                       session.on_gpu(),
                       0.0,
-                      {}};
+                      {},
+                      observer};
   context.evidence.on_gpu = context.on_gpu;
   const auto init = context.judge_call({{"op", "export_init"}});
   if (!init.ok) {
     context.fail_evaluation("problem", "the judge could not share the init inputs: " + init.message);
     return;
   }
+  context.progress(StageName::compile, "starting the candidate's worker");
   auto candidate = start_candidate(
       zygote, session, scratch,
       {{session.judge_pid()}, settings.timeout_s, {settings.problem_path}, scratch.transfer_directory()},
@@ -305,21 +329,28 @@ Verdict new_verdict(const EvalSettings& settings) {
 
 // Reads the two files and runs extract and static, which need no Python: the code when the candidate
 // goes on to the worker stages, nullopt when the verdict is already decided.
-std::optional<std::string> screened_code(const EvalSettings& settings, Verdict& verdict) {
+std::optional<std::string> screened_code(const EvalSettings& settings, Verdict& verdict,
+                                         EvalObserver* observer = nullptr) {
   const auto problem_text = read_source(settings.problem_path, "problem", verdict);
   const auto candidate_text = problem_text ? read_candidate(settings, verdict) : std::nullopt;
   if (!candidate_text) {
     return std::nullopt;
   }
   auto code = run_extract_stage(*candidate_text, verdict);
-  if (code && run_static_stage(*code, *problem_text, settings, verdict)) {
-    return std::move(code->code);
+  report_stage(observer, verdict.stage(StageName::extract), settings);
+  if (!code) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  const bool passed = run_static_stage(*code, *problem_text, settings, verdict);
+  report_stage(observer, verdict.stage(StageName::static_analysis), settings);
+  return passed ? std::optional<std::string>(std::move(code->code)) : std::nullopt;
 }
 
-void finish_verdict(Verdict& verdict, Clock::time_point start) {
+void finish_verdict(Verdict& verdict, const EvalSettings& settings, Clock::time_point start) {
   mark_remaining_not_run(verdict);
+  if (settings.entry_point) {
+    name_entry_point(verdict, *settings.entry_point);
+  }
   verdict.duration_s = seconds_since(start);
 }
 
@@ -327,27 +358,40 @@ void finish_verdict(Verdict& verdict, Clock::time_point start) {
 // only when they are reached).
 Verdict evaluate_until_session(const EvalSettings& settings,
                                const std::function<ProblemSession&()>& with_session, runner::GpuGate* gate,
-                               runner::CandidateZygote* zygote) {
+                               runner::CandidateZygote* zygote, EvalObserver* observer) {
   const auto start = Clock::now();
   Verdict verdict = new_verdict(settings);
   try {
-    if (const auto code = screened_code(settings, verdict)) {
-      run_worker_stages(settings, verdict, *code, with_session(), gate, zygote);
+    if (const auto code = screened_code(settings, verdict, observer)) {
+      if (observer != nullptr) {
+        observer->progress(StageName::compile,
+                           "starting the judge: loading the problem, building its inputs");
+      }
+      run_worker_stages(settings, verdict, *code, with_session(), gate, zygote, observer);
     }
   } catch (const std::exception& exc) {
     verdict.outcome = Outcome::error;
     verdict.error = EvaluationError{"environment", exc.what()};
   }
-  finish_verdict(verdict, start);
+  finish_verdict(verdict, settings, start);
   return verdict;
 }
 
 }  // namespace
 
-Verdict evaluate(const EvalSettings& settings) {
+Verdict evaluate(const EvalSettings& settings, EvalObserver* observer) {
   std::optional<ProblemSession> session;
   return evaluate_until_session(
-      settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr, nullptr);
+      settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr, nullptr, observer);
+}
+
+std::string unreadable_input(const EvalSettings& settings) {
+  Verdict verdict;
+  if (!read_source(settings.problem_path, "problem", verdict) ||
+      (!settings.candidate_text && !read_source(settings.candidate_path, "candidate", verdict))) {
+    return verdict.error ? verdict.error->message : "cannot read the input files";
+  }
+  return "";
 }
 
 std::optional<Verdict> screen(const EvalSettings& settings) {
@@ -360,14 +404,14 @@ std::optional<Verdict> screen(const EvalSettings& settings) {
   } catch (const std::exception&) {
     return std::nullopt;  // the full evaluation reports it, with the judge's view of the environment
   }
-  finish_verdict(verdict, start);
+  finish_verdict(verdict, settings, start);
   return verdict;
 }
 
 Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,
                             runner::CandidateZygote* zygote) {
   return evaluate_until_session(
-      settings, [&]() -> ProblemSession& { return session; }, gate, zygote);
+      settings, [&]() -> ProblemSession& { return session; }, gate, zygote, nullptr);
 }
 
 }  // namespace kforge::verify

@@ -38,6 +38,9 @@ struct EvalSettings {
 
   // The compile stage's calls (device set-up, importing the candidate, building ModelNew).
   double compile_timeout_s() const { return std::max(timeout_s, kMinCompileTimeoutS); }
+  // The user's function that the candidate's generated ModelNew.forward calls (kernel mode, TritonBench):
+  // the verdict's messages name it instead of code the user never wrote.
+  std::optional<std::string> entry_point;
 };
 
 }  // namespace kforge::verify

@@ -270,6 +270,9 @@ bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::Meas
       return false;
     }
     state.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+    context.progress(StageName::performance,
+                     fmt::format("timing: {} paired round(s), {} samples per side", state.rounds_completed,
+                                 state.rounds_completed * per_round));
     decision = policy.check(state);
     if (decision && decision->converged && state.rounds_completed < kMinPairedRounds) {
       decision.reset();  // converged too early to have paired across clock changes

@@ -160,6 +160,7 @@ class RuntimeProbes {
 bool run_runtime_stage(EvalContext& context) {
   auto& stage = context.verdict.stage(StageName::runtime);
   const auto start = Clock::now();
+  context.progress(StageName::runtime, "tracing forward, input refresh and ghost replay");
   std::vector<rules::Finding> findings;
   nlohmann::json details = nlohmann::json::object();
   const bool probed = RuntimeProbes(context).run(findings, details);

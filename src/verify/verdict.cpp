@@ -13,7 +13,9 @@ std::string severity_name(rules::Severity severity) {
   return severity == rules::Severity::reject ? "reject" : "warn";
 }
 
-nlohmann::json stage_json(const StageResult& stage) {
+}  // namespace
+
+nlohmann::json to_json(const StageResult& stage) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& finding : stage.findings) {
     findings.push_back(to_json(finding));
@@ -21,8 +23,6 @@ nlohmann::json stage_json(const StageResult& stage) {
   return {{"name", to_string(stage.name)},  {"status", to_string(stage.status)}, {"summary", stage.summary},
           {"duration_s", stage.duration_s}, {"findings", std::move(findings)},   {"details", stage.details}};
 }
-
-}  // namespace
 
 std::string to_string(StageName name) {
   switch (name) {
@@ -140,7 +140,7 @@ nlohmann::json error_verdict_json(const EvaluationError& error) {
 nlohmann::json to_json(const Verdict& verdict) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& stage : verdict.stages) {
-    stages.push_back(stage_json(stage));
+    stages.push_back(to_json(stage));
   }
   const auto failed = verdict.failed_stage();
   nlohmann::json document = {

@@ -54,6 +54,7 @@ std::string to_string(StageStatus status);
 std::string to_string(Outcome outcome);
 
 nlohmann::json to_json(const Verdict& verdict);
+nlohmann::json to_json(const StageResult& stage);  // one entry of the verdict's "stages"
 nlohmann::json to_json(const rules::Finding& finding);
 
 // The verdict document of an evaluation that never ran its stages (a sample naming no usable

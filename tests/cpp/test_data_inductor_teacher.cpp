@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "data/inductor_teacher.hpp"
 
@@ -33,6 +34,19 @@ TEST(InductorTeacher, GivesOneSamplePerProblemAndSaysWhyThereAreNoMore) {
   EXPECT_EQ(samples[0].error.rfind("inductor ", 0), 0U) << samples[0].error;
   EXPECT_NE(samples[1].error.find("deterministic"), std::string::npos);
   EXPECT_TRUE(teacher(problem, 0).empty());
+}
+
+TEST(InductorTeacher, WithoutAGpuItNeedsCapturesMadeOnOne) {
+  EXPECT_EQ(inductor_teacher_problem("cuda:0", ""), "");
+  const auto problem = inductor_teacher_problem("cpu", "");
+  EXPECT_NE(problem.find("needs a GPU"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("--captures"), std::string::npos) << problem;
+  const auto folder = std::filesystem::temp_directory_path() / "kforge-test-captures";
+  std::filesystem::create_directories(folder);
+  EXPECT_NE(inductor_teacher_problem("cpu", folder).find("holds no captures"), std::string::npos);
+  std::ofstream(folder / "01_scaled_add.small.capture.json") << "{}";
+  EXPECT_EQ(inductor_teacher_problem("cpu", folder), "");
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -181,6 +181,39 @@ TEST(CollectSft, ATeacherThatThrowsCostsOnlyItsProblem) {
   }
 }
 
+TEST(CollectSft, ATeacherThatGaveNothingAtAllIsAFailureNotAResult) {
+  const std::vector<SftProblem> problems{problem("a"), problem("b")};
+  const Teacher down = [](const SftProblem&, int n) {
+    return std::vector<TeacherSample>(static_cast<std::size_t>(n),
+                                      {"", "HTTP request failed: connection refused"});
+  };
+  const Verifier verifier = [](const std::vector<VerifyRequest>& requests) {
+    EXPECT_TRUE(requests.empty()) << "nothing to verify";
+    return std::vector<std::vector<nlohmann::json>>(requests.size());
+  };
+  SftSettings settings;
+  settings.teacher = "llm";
+  settings.samples = 2;
+  const auto failure = teacher_failure(collect_sft(problems, down, verifier, settings));
+  EXPECT_NE(failure.find("no sample for any of the 4"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("connection refused"), std::string::npos) << failure;
+
+  const Teacher half = [](const SftProblem& p, int n) {
+    return std::vector<TeacherSample>(
+        static_cast<std::size_t>(n),
+        p.entry.name == "a" ? TeacherSample{markdown("x", kCode), ""} : TeacherSample{"", "timed out"});
+  };
+  const Verifier accept = [](const std::vector<VerifyRequest>& requests) {
+    std::vector<std::vector<nlohmann::json>> all;
+    for (const auto& request : requests) {
+      all.emplace_back(request.candidates.size(), accepted(1.5));
+    }
+    return all;
+  };
+  EXPECT_EQ(teacher_failure(collect_sft(problems, half, accept, settings)), "")
+      << "a teacher that answered some samples worked";
+}
+
 TEST(CollectSft, AVerifierThatFailsLeavesEverySampleAnsweredAndNoneKept) {
   const Teacher teacher = [](const SftProblem& p, int) {
     return std::vector<TeacherSample>{{markdown(p.entry.name, kCode), ""}};

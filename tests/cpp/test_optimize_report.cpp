@@ -93,5 +93,41 @@ TEST(OptimizeReport, TheHtmlPageIsSelfContainedAndEscapesVerdictText) {
   EXPECT_NE(html.find("not profiled"), std::string::npos);
 }
 
+TEST(OptimizeReport, EachAttemptGetsOneLineWithWhatChangedAndItsVerdict) {
+  Knob block;
+  block.name = "BLOCK";
+  block.value = 128;
+  Knob warps;
+  warps.name = "num_warps";
+  warps.value = 4;
+  const SearchAttempt tune{1,
+                           "tune",
+                           {256, 4},
+                           {},
+                           {},
+                           Measurement::screening,
+                           ProposalResult{true, std::nullopt, "accepted: correct; skipped: no GPU"}};
+  EXPECT_EQ(render_attempt_line(tune, {block, warps}),
+            "  round 1 · tune · BLOCK=256 → accepted: correct; skipped: no GPU\n");
+  const SearchAttempt start{0,
+                            "tune",
+                            {128, 4},
+                            {},
+                            {},
+                            Measurement::final,
+                            ProposalResult{true, 0.25, "accepted: correct, speedup 1.1x"}};
+  EXPECT_EQ(render_attempt_line(start, {block, warps}),
+            "  round 0 · tune · the start (0.25 ms) → accepted: correct, speedup 1.1x\n");
+  const SearchAttempt llm{2,
+                          "llm",
+                          {},
+                          "Fuse the epilogue",
+                          "code",
+                          Measurement::final,
+                          ProposalResult{false, std::nullopt, "rejected at static: no launch"}};
+  EXPECT_EQ(render_attempt_line(llm, {}),
+            "  round 2 · llm · Fuse the epilogue → rejected at static: no launch\n");
+}
+
 }  // namespace
 }  // namespace kforge::optimize

@@ -26,7 +26,7 @@ def read_results(path: Path) -> list[dict]:
 
 def batch_args(samples: Path, results: Path, store: Path, *extra: str, jobs: int = 2) -> list[str]:
     return [
-        "eval", "--problems", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
+        "eval", "--suite", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
         "--timeout", "30", "--results", str(results), "--store", str(store), "-j", str(jobs), *extra,
     ]  # fmt: skip
 
@@ -49,21 +49,22 @@ def test_batch_writes_a_result_per_line_and_kernelbench_metrics(tmp_path: Path) 
     )
     results, store = tmp_path / "results.jsonl", tmp_path / "store.sqlite"
     run = run_kforge(*batch_args(tmp_path / "samples.jsonl", results, store, "--json"), timeout=600)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 2, "two lines are input errors: " + run.stderr
+    assert "2 of 5 lines" in run.stderr and "left out of the metrics" in run.stderr
     lines = read_results(results)
     assert sorted(line["index"] for line in lines) == [0, 1, 2, 3, 4], "every input line gets a result"
     by_index = {line["index"]: line for line in lines}
     assert by_index[0]["outcome"] == "accepted" and by_index[1]["outcome"] == "accepted"
     assert by_index[2]["outcome"] == "rejected" and by_index[2]["failed_stage"] is not None
-    assert by_index[3]["outcome"] == "error" and "unknown problem" in by_index[3]["summary"]
+    assert by_index[3]["outcome"] == "error" and "unknown problem" in by_index[3]["input_error"]
     assert by_index[4]["outcome"] == "error" and "not valid JSON" in by_index[4]["summary"]
     metrics = json.loads(run.stdout)
-    assert metrics["samples"] == 5 and metrics["correct_rate"] == 0.4
-    assert metrics["fast_p"]["fast_0"] == 0.4 and metrics["fast_p"]["fast_1"] is None, "no GPU: unknown"
+    assert metrics["samples"] == 3 and metrics["correct_rate"] == 2 / 3, "the input errors are no samples"
+    assert metrics["fast_p"]["fast_0"] == 2 / 3 and metrics["fast_p"]["fast_1"] is None, "no GPU: unknown"
     assert "pass@1" in metrics["pass_at_k"]
 
     again = run_kforge(*batch_args(tmp_path / "samples.jsonl", results, store, "--json"), timeout=120)
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 2, again.stderr
     evaluated = [line for line in read_results(results) if line["index"] < 3]
     assert all(line["from_store"] for line in evaluated), "the same evaluation comes from the store"
     assert [line["outcome"] for line in sorted(evaluated, key=lambda x: x["index"])] == [
@@ -153,7 +154,7 @@ def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(t
     write_samples(samples, [{"problem": name, "code": solution} for name in ("broken", good.name)])
     results = tmp_path / "results.jsonl"
     run = run_kforge(
-        "eval", "--problems", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
+        "eval", "--suite", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
         "--no-store", "--results", str(results), "-j", "2", timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

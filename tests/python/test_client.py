@@ -9,6 +9,7 @@ import hashlib
 import http.server
 import inspect
 import json
+import os
 import re
 import socket
 import subprocess
@@ -16,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -393,3 +395,22 @@ def test_the_package_is_light() -> None:
     code = f"import sys, kforge_client.trl, kforge_client.verl\nprint({heavy})"
     imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert imported.stdout.strip() == "set()", "the client imports neither torch, TRL nor verl"
+
+
+def test_the_example_scores_completions_against_the_service(service: Service, tmp_path: Path) -> None:
+    example = STARTER.parents[1] / "clients" / "python" / "examples" / "score_completions.py"
+    right = tmp_path / "right.md"
+    right.write_text(fenced(SOLUTION))
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(WRONG)
+    result = subprocess.run(
+        [sys.executable, str(example), str(STARTER / "01_scaled_add" / "problem.py"), str(right), str(wrong),
+         "--url", service.url],
+        env={**os.environ, "KFORGE_TOKEN": TOKEN}, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "right.md: accepted, reward 0.500",
+        "wrong.py: rejected at correctness, reward 0.200",
+    ], result.stdout

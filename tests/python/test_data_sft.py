@@ -31,9 +31,10 @@ def teacher() -> SuiteTeacher:
 
 def sft(tmp_path: Path, endpoint_url: str, *extra: str) -> tuple[int, str]:
     result = run_kforge(
-        "data", "sft", "--suite", str(small_suite(tmp_path)), "--teacher", "llm", "--samples", "4",
-        "--llm-url", endpoint_url, "--model", "scripted", "--llm-timeout", "20", "--device", "cpu",
-        "--small", "--store", str(tmp_path / "store.sqlite"), *extra,
+        "data", "sft", "--suite", str(small_suite(tmp_path)), "--teacher", "llm",
+        "--samples-per-problem", "4", "--llm-url", endpoint_url, "--model", "scripted",
+        "--llm-timeout", "20", "--device", "cpu", "--small", "--store", str(tmp_path / "store.sqlite"),
+        *extra,
         timeout=900,
     )  # fmt: skip
     return result.returncode, result.stdout + result.stderr
@@ -42,7 +43,7 @@ def sft(tmp_path: Path, endpoint_url: str, *extra: str) -> tuple[int, str]:
 def test_only_verified_samples_are_kept_and_every_other_is_logged_with_its_stage(tmp_path: Path) -> None:
     out = tmp_path / "sft.jsonl"
     with scripted_endpoint(teacher()) as endpoint:
-        code, output = sft(tmp_path, endpoint.url, "--out", str(out))
+        code, output = sft(tmp_path, endpoint.url, "--output", str(out))
     assert code == 0, output
     assert "2 of 12 samples accepted" in output, output
 
@@ -87,7 +88,7 @@ def test_only_verified_samples_are_kept_and_every_other_is_logged_with_its_stage
 def test_parquet_output_loads_with_the_same_rows(tmp_path: Path) -> None:
     out = tmp_path / "sft.parquet"
     with scripted_endpoint(teacher()) as endpoint:
-        code, output = sft(tmp_path, endpoint.url, "--out", str(out))
+        code, output = sft(tmp_path, endpoint.url, "--output", str(out))
     assert code == 0, output
     table = pq.read_table(out).to_pylist()
     assert sorted(row["problem"] for row in table) == ["01_scaled_add", "03_row_sum"]
@@ -99,7 +100,7 @@ def test_rows_that_cannot_be_written_as_parquet_are_kept_as_jsonl(tmp_path: Path
     out = tmp_path / "sft.parquet"
     out.mkdir()  # pyarrow cannot write a file where a folder is
     with scripted_endpoint(teacher()) as endpoint:
-        code, output = sft(tmp_path, endpoint.url, "--out", str(out))
+        code, output = sft(tmp_path, endpoint.url, "--output", str(out))
     assert code == 2, output
     kept = tmp_path / "sft.jsonl.kept"
     assert f"the 2 kept rows are in {kept}" in output, output
@@ -109,7 +110,7 @@ def test_rows_that_cannot_be_written_as_parquet_are_kept_as_jsonl(tmp_path: Path
 
 
 def test_usage_errors_say_what_is_missing(tmp_path: Path) -> None:
-    result = run_kforge("data", "sft", "--suite", str(STARTER), "--out", str(tmp_path / "x.jsonl"))
+    result = run_kforge("data", "sft", "--suite", str(STARTER), "--output", str(tmp_path / "x.jsonl"))
     assert result.returncode == 2
     assert "--llm-url" in result.stderr and "--model" in result.stderr
     result = run_kforge("data", "sft", "--llm-url", "http://127.0.0.1:9/v1", "--model", "m")
@@ -121,6 +122,6 @@ def test_usage_errors_say_what_is_missing(tmp_path: Path) -> None:
 
 def _prompts(tmp_path: Path) -> Path:
     out = tmp_path / "prompts.jsonl"
-    result = run_kforge("data", "prompts", "--suite", str(tmp_path / "suite"), "--out", str(out))
+    result = run_kforge("data", "prompts", "--suite", str(tmp_path / "suite"), "--output", str(out))
     assert result.returncode == 0, result.stderr
     return out

@@ -210,7 +210,7 @@ def test_data_sft_keeps_the_verified_rewrites_and_logs_the_refusal(tmp_path: Pat
     out = tmp_path / "sft.jsonl"
     result = run_kforge(
         "data", "sft", "--suite", str(suite), "--teacher", "inductor", "--captures", str(captures),
-        "--device", "cpu", "--small", "--no-store", "--out", str(out),
+        "--device", "cpu", "--small", "--no-store", "--output", str(out),
         timeout=900,
     )  # fmt: skip
     output = result.stdout + result.stderr

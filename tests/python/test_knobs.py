@@ -49,7 +49,7 @@ def test_the_reordered_ids_are_a_permutation_of_every_grid(tmp_path: Path) -> No
     for group in (1, 4, 8, 16):
         out = tmp_path / f"order{group}.py"
         setting = f"program_order={group}"
-        code, _, err = knobs("--candidate", str(MATMUL_2D), "--set", setting, "--out", str(out))
+        code, _, err = knobs("--candidate", str(MATMUL_2D), "--set", setting, "--output", str(out))
         assert code == 0, err
         prologue = compile(_prologue(out.read_text()), "prologue", "exec")
         for rows, columns in itertools.product(range(1, 19), range(1, 12)):
@@ -72,7 +72,7 @@ def test_a_reordered_matmul_is_accepted_by_the_verifier(tmp_path: Path) -> None:
         "--candidate",
         str(MATMUL_2D),
         *("--set", "BLOCK_M=16", "--set", "BLOCK_N=16", "--set", "BLOCK_K=16", "--set", "program_order=4"),
-        "--out",
+        "--output",
         str(candidate),
     )
     assert code == 0, err

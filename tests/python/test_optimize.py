@@ -22,7 +22,7 @@ def optimize(*args: str) -> tuple[int, str]:
 
 def test_an_accepted_start_on_the_cpu_is_not_tuned_and_says_why(tmp_path: Path) -> None:
     code, output = optimize(
-        "-p", str(ADD_MUL / "problem.py"), "--from", str(ADD_MUL / "solution.py"), "--out", str(tmp_path)
+        "-p", str(ADD_MUL / "problem.py"), "--from", str(ADD_MUL / "solution.py"), "--out-dir", str(tmp_path)
     )
     assert code == 2
     assert "tuning needs a GPU" in output
@@ -77,7 +77,7 @@ ROUND_ONE = [
 
 def llm_optimize(url: str, out: Path, *extra: str) -> tuple[int, str]:
     return optimize(
-        "-p", str(ADD_MUL / "problem.py"), "--from", str(ADD_MUL / "solution.py"), "--out", str(out),
+        "-p", str(ADD_MUL / "problem.py"), "--from", str(ADD_MUL / "solution.py"), "--out-dir", str(out),
         "--proposers", "llm", "--llm-url", url, "--model", "scripted", "--verify-only",
         "--llm-timeout", "20", *extra,
     )  # fmt: skip
@@ -90,8 +90,10 @@ def test_the_llm_proposer_verifies_every_reply_and_shows_the_verdicts_in_the_nex
     with scripted_endpoint(
         lambda index, body: ROUND_ONE[index] if index < 4 else "No more ideas."
     ) as endpoint:
-        code, output = llm_optimize(endpoint.url, tmp_path, "--samples", "4", "--patience", "2")
+        code, output = llm_optimize(endpoint.url, tmp_path, "--samples-per-round", "4", "--patience", "2")
     assert code == 0, output
+    assert "round 1 · llm · Double the block. → accepted" in output, "each verdict is shown as it comes"
+    assert "round 1 · llm · Let PyTorch do it. → rejected at static" in output
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["proposers"] == ["llm"]
     assert report["stop_reason"] == "no improvement in 2 rounds"
@@ -118,7 +120,7 @@ def test_the_llm_proposer_verifies_every_reply_and_shows_the_verdicts_in_the_nex
 
 def test_an_llm_endpoint_that_does_not_answer_is_an_error_with_the_report_written(tmp_path: Path) -> None:
     with scripted_endpoint(lambda index, body: 401) as endpoint:
-        code, output = llm_optimize(endpoint.url, tmp_path, "--samples", "2")
+        code, output = llm_optimize(endpoint.url, tmp_path, "--samples-per-round", "2")
     assert code == 2
     assert "the LLM endpoint never answered" in output and "HTTP 401" in output
     report = json.loads((tmp_path / "report.json").read_text())

@@ -35,7 +35,7 @@ def test_batch_results_carry_the_reward_and_its_components(tmp_path: Path, formu
     )  # fmt: skip
     results = tmp_path / "results.jsonl"
     run = run_kforge(
-        "eval", "--problems", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
+        "eval", "--suite", str(STARTER), "--samples", str(samples), "--device", "cpu", "--small",
         "--results", str(results), "--no-store", "-j", "2", "--reward", formula, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
