@@ -16,6 +16,7 @@
 #include "schedule/evaluation_identity.hpp"
 #include "schedule/parallel_screening.hpp"
 #include "verify/eval_pipeline.hpp"
+#include "verify/gpu_memory_share.hpp"
 #include "verify/problem_session.hpp"
 
 namespace kforge::schedule {
@@ -75,15 +76,15 @@ struct DeviceState {
   std::size_t sessions = 0;  // judges alive on this device (guarded by the scheduling mutex)
 };
 
-// What one evaluation may use on the GPU: the candidate's CUDA context and workspace, its own copy of
-// inputs and outputs, the judge's cached references for it. Four times the inputs covers the usual
-// outputs-no-larger-than-inputs problem.
+// What one evaluation may use on the GPU: the candidate's capped share, its CUDA context and the judge's
+// copies it hands over (verify::evaluation_gpu_memory). No load reply (the problem failed to load): the
+// evaluation reports that, and reserves the minimum.
 std::uint64_t evaluation_memory(const nlohmann::json& load) {
-  constexpr std::uint64_t kContextBytes = std::uint64_t{1} << 30;
-  constexpr std::uint64_t kInputCopies = 4;
-  // No load reply (the problem failed to load): the evaluation reports that, and reserves the minimum.
-  const std::uint64_t input_bytes = load.is_object() ? load.value("input_bytes", std::uint64_t{0}) : 0;
-  return kContextBytes + kInputCopies * input_bytes;
+  const std::uint64_t total =
+      load.is_object() && load.contains("gpu_memory") && load["gpu_memory"].is_object()
+          ? load["gpu_memory"].value("total", std::uint64_t{0})
+          : 0;
+  return verify::evaluation_gpu_memory(verify::ProblemFootprint::from_load_reply(load), total);
 }
 
 bool worth_retrying(const EvalOutcome& outcome) {

@@ -21,6 +21,9 @@ std::string call_failure_summary(int trial, const CallResult& call, double timeo
   if (call.kind == "crashed") {
     return fmt::format("trial {}: the candidate process crashed: {}", trial, call.message);
   }
+  if (call.kind == "memory_limit" || call.kind == "gpu_memory_limit") {
+    return fmt::format("trial {}: {}", trial, call.message);
+  }
   if (call.kind == "exited") {
     return fmt::format("trial {}: the candidate process ended during forward: {}", trial, call.message);
   }

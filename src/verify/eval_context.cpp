@@ -22,6 +22,12 @@ std::string check_for_call(const CallResult& call) {
   if (call.kind == "compile_error") {
     return "compile-error";
   }
+  if (call.kind == "gpu_memory_limit") {
+    return "gpu-memory-limit";
+  }
+  if (call.kind == "memory_limit") {
+    return "memory-limit";
+  }
   return call.kind.empty() ? "worker-error" : call.kind;
 }
 

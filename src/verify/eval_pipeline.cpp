@@ -16,6 +16,7 @@
 #include "source/code_extraction.hpp"
 #include "verify/correctness_stage.hpp"
 #include "verify/eval_context.hpp"
+#include "verify/gpu_memory_share.hpp"
 #include "verify/performance_stage.hpp"
 #include "verify/runtime_stage.hpp"
 
@@ -24,7 +25,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-constexpr std::uintmax_t kMaxSourceBytes = std::uintmax_t{16} * 1024 * 1024;
+constexpr std::uintmax_t kMaxProblemBytes = std::uintmax_t{16} * 1024 * 1024;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -39,12 +40,6 @@ std::optional<std::string> read_source(const fs::path& path, const char* role, V
         "usage", fmt::format("{} file {} does not exist or is not a regular file", role, path.string())};
     return std::nullopt;
   }
-  if (fs::file_size(path, error) > kMaxSourceBytes) {
-    verdict.outcome = Outcome::error;
-    verdict.error =
-        EvaluationError{"usage", fmt::format("{} file {} is larger than 16 MiB", role, path.string())};
-    return std::nullopt;
-  }
   std::ifstream stream(path, std::ios::binary);
   std::ostringstream text;
   text << stream.rdbuf();
@@ -56,17 +51,50 @@ std::optional<std::string> read_source(const fs::path& path, const char* role, V
   return text.str();
 }
 
-// The candidate's text: given inline (a batch line's completion) or read from its file.
+// A candidate too large to be code is the candidate's fault: a rejection at the extract stage (with
+// its own check id), never a usage error, so batches and rewards count it as a wrong answer.
+void reject_oversized_candidate(std::uintmax_t size, std::uintmax_t limit, Verdict& verdict) {
+  auto& stage = verdict.stage(StageName::extract);
+  stage.status = StageStatus::failed;
+  stage.summary =
+      fmt::format("the candidate is {} bytes, more than the {} bytes a candidate may have", size, limit);
+  stage.findings.push_back({"candidate-too-large", rules::Severity::reject, stage.summary, {0, 0}});
+  verdict.outcome = Outcome::rejected;
+}
+
+// The candidate's text: given inline (a batch line's completion) or read from its file; nullopt when
+// the verdict is already decided (an oversized candidate is rejected, an unreadable file an error).
 std::optional<std::string> read_candidate(const EvalSettings& settings, Verdict& verdict) {
-  if (!settings.candidate_text) {
-    return read_source(settings.candidate_path, "candidate", verdict);
+  const auto limit = settings.max_candidate_bytes;
+  if (settings.candidate_text) {
+    if (settings.candidate_text->size() > limit) {
+      reject_oversized_candidate(settings.candidate_text->size(), limit, verdict);
+      return std::nullopt;
+    }
+    return *settings.candidate_text;
   }
-  if (settings.candidate_text->size() > kMaxSourceBytes) {
-    verdict.outcome = Outcome::error;
-    verdict.error = EvaluationError{"usage", "the candidate text is larger than 16 MiB"};
+  std::error_code error;
+  const auto size = fs::is_regular_file(settings.candidate_path, error)
+                        ? fs::file_size(settings.candidate_path, error)
+                        : std::uintmax_t{0};
+  if (!error && size > limit) {
+    reject_oversized_candidate(size, limit, verdict);
     return std::nullopt;
   }
-  return *settings.candidate_text;
+  return read_source(settings.candidate_path, "candidate", verdict);
+}
+
+// The problem's source; a problem file over the size limit is a usage error (the user's input).
+std::optional<std::string> read_problem(const EvalSettings& settings, Verdict& verdict) {
+  std::error_code error;
+  if (fs::is_regular_file(settings.problem_path, error) &&
+      fs::file_size(settings.problem_path, error) > kMaxProblemBytes) {
+    verdict.outcome = Outcome::error;
+    verdict.error = EvaluationError{
+        "usage", fmt::format("problem file {} is larger than 16 MiB", settings.problem_path.string())};
+    return std::nullopt;
+  }
+  return read_source(settings.problem_path, "problem", verdict);
 }
 
 nlohmann::json settings_json(const EvalSettings& settings) {
@@ -92,6 +120,7 @@ std::optional<source::ExtractedCode> run_extract_stage(const std::string& text, 
   if (!extracted.ok()) {
     stage.status = StageStatus::failed;
     stage.summary = extracted.error;
+    stage.findings.push_back({"no-candidate-code", rules::Severity::reject, extracted.error, {0, 0}});
     verdict.outcome = Outcome::rejected;
     return std::nullopt;
   }
@@ -144,13 +173,26 @@ bool run_static_stage(const source::ExtractedCode& code, const std::string& prob
   return true;
 }
 
+// The GPU memory the candidate may hold, from the problem's footprint on the device (the judge's load).
+std::uint64_t gpu_memory_limit(const ProblemSession& session) {
+  const auto& load = session.load_reply();
+  const auto memory = load.value("gpu_memory", nlohmann::json::object());
+  const std::uint64_t total = memory.is_object() ? memory.value("total", std::uint64_t{0}) : 0;
+  return candidate_gpu_memory_limit(ProblemFootprint::from_load_reply(load), total);
+}
+
 // Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs.
 bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
   // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
-  const auto prepare =
-      context.candidate_call_outside_gate({{"op", "prepare"}, {"device", context.verdict.device["device"]}});
+  nlohmann::json prepare_request = {{"op", "prepare"}, {"device", context.verdict.device["device"]}};
+  if (context.on_gpu) {  // the candidate's share of GPU memory, capped before its code is imported
+    const auto limit = gpu_memory_limit(*context.session);
+    prepare_request["gpu_memory_limit"] = limit;
+    stage.details["gpu_memory_limit_bytes"] = limit;
+  }
+  const auto prepare = context.candidate_call_outside_gate(prepare_request);
   stage.details["device_setup_s"] = seconds_since(start);
   const auto load =
       !prepare.ok ? prepare
@@ -302,7 +344,7 @@ Verdict new_verdict(const EvalSettings& settings) {
 // Reads the two files and runs extract and static, which need no Python: the code when the candidate
 // goes on to the worker stages, nullopt when the verdict is already decided.
 std::optional<std::string> screened_code(const EvalSettings& settings, Verdict& verdict) {
-  const auto problem_text = read_source(settings.problem_path, "problem", verdict);
+  const auto problem_text = read_problem(settings, verdict);
   const auto candidate_text = problem_text ? read_candidate(settings, verdict) : std::nullopt;
   if (!candidate_text) {
     return std::nullopt;

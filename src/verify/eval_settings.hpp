@@ -11,12 +11,16 @@
 
 namespace kforge::verify {
 
+// A candidate larger than this is rejected at the extract stage (`candidate-too-large`).
+inline constexpr std::uintmax_t kMaxCandidateBytes = std::uintmax_t{16} * 1024 * 1024;
+
 // Everything `kforge eval` needs to judge one candidate against one problem.
 struct EvalSettings {
   std::filesystem::path problem_path;
   std::filesystem::path candidate_path;
   std::optional<std::string> candidate_text;  // inline candidate (e.g. an LLM completion); else the file
-  std::string device = "auto";                // auto | cpu | cuda:N
+  std::uintmax_t max_candidate_bytes = kMaxCandidateBytes;  // larger candidates are rejected (extract)
+  std::string device = "auto";                              // auto | cpu | cuda:N
   int trials = 5;
   std::uint64_t seed = 42;
   std::optional<double> atol;

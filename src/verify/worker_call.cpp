@@ -18,6 +18,8 @@ std::string failure_kind(runner::WorkerFailureKind kind) {
       return "crashed";
     case runner::WorkerFailureKind::protocol:
       return "protocol";
+    case runner::WorkerFailureKind::memory_limit:
+      return "memory_limit";
   }
   return "protocol";
 }

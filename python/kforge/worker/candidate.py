@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from kforge.worker import correctness, protocol, values
+from kforge.worker.device_memory import DeviceMemoryCap
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
@@ -39,6 +40,7 @@ class CandidateState:
     last_timed_output: Any = None  # output of the last timed call, checked by the judge
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
     prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
+    memory_cap: DeviceMemoryCap = field(default_factory=DeviceMemoryCap)
 
 
 @contextmanager
@@ -137,6 +139,9 @@ class CandidateWorker:
                 self._synchronize(quiet=True)  # the request's own error is the one to report
                 raise
             self._synchronize(quiet=False)
+            over_limit = self.state.memory_cap.exceeded()
+            if over_limit is not None:
+                raise over_limit
             return reply
 
         return call
@@ -152,6 +157,8 @@ class CandidateWorker:
 
     def _fail(self, kind: str, exc: BaseException) -> WorkerError:
         summary = exception_summary(exc, self.state.path)
+        if self.state.memory_cap.is_over_limit(exc):
+            return self.state.memory_cap.error(f"{summary['exception']}: {summary['message']}")
         if _is_device_fault(exc):
             kind = "device_fault"
         return WorkerError(kind, f"{summary['exception']}: {summary['message']}", summary)
@@ -163,6 +170,7 @@ class CandidateWorker:
         state.device = select_device(str(request["device"]))
         if state.device.type == "cpu":
             prepare_triton_interpreter()
+        state.memory_cap.install(state.device, request.get("gpu_memory_limit"))
         state.recorder.install()
         state.prepared = True
         return {}

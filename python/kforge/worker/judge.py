@@ -89,6 +89,10 @@ def apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, 
     return applied
 
 
+def _tensor_bytes(items: list[Any]) -> int:
+    return sum(value.nbytes for value in items if isinstance(value, torch.Tensor))
+
+
 def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
@@ -158,13 +162,29 @@ class Judge:
             sample_inputs = list(problem.get_inputs())
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("get_inputs", exc, state) from None
-        input_bytes = sum(value.nbytes for value in sample_inputs if isinstance(value, torch.Tensor))
         reply = {"input_count": len(sample_inputs), "device": device_facts(state.device), "sizes": sizes}
-        reply["input_bytes"] = input_bytes  # the scheduler's estimate of an evaluation's GPU memory
+        reply.update(self._footprint(sample_inputs))  # the candidate's GPU memory share is derived from it
         if state.device.type == "cuda":
             free, total = torch.cuda.mem_get_info(state.device)
             reply["gpu_memory"] = {"free": free, "total": total}
         return reply
+
+    def _footprint(self, sample_inputs: list[Any]) -> dict[str, int]:
+        """Bytes of one instance of the problem on the device: inputs, the reference's outputs (one
+        forward on the sample inputs) and the model's parameters and buffers."""
+        state = self.state
+        assert state.model is not None
+        inputs = [to_device(value, state.device) for value in sample_inputs]
+        try:
+            with torch.no_grad():
+                outputs = correctness.flatten_outputs(state.model(*inputs))
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("reference forward", exc, state) from None
+        return {
+            "input_bytes": _tensor_bytes(inputs),
+            "output_bytes": _tensor_bytes(outputs),
+            "parameter_bytes": _tensor_bytes([*state.model.parameters(), *state.model.buffers()]),
+        }
 
     def export_init(self, request: dict[str, Any]) -> dict[str, Any]:
         """The init inputs, copied into buffers of one evaluation (a candidate may scribble on its own)."""
