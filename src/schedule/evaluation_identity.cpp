@@ -6,6 +6,7 @@
 #include "runner/environment_variable.hpp"
 #include "source/text_file.hpp"
 #include "store/content_hash.hpp"
+#include "verify/input_seeds.hpp"
 
 namespace kforge::schedule {
 namespace {
@@ -24,6 +25,7 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
       {"device_kind", facts.gpu == "cpu" ? "cpu" : "cuda"},
       {"trials", settings.trials},
       {"seed", settings.seed},
+      {"input_key", verify::process_input_key().fingerprint},
       {"atol", optional_number(settings.atol)},
       {"rtol", optional_number(settings.rtol)},
       {"small", settings.small},
@@ -33,6 +35,7 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
       {"noise_target", settings.timing.noise_target},
       {"time_budget_s", settings.timing.time_budget_s},
       {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
+      {"generalise", settings.generalise},
       {"baseline", settings.baseline},
       {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
       {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "verify/generalisation_trial.hpp"
+
 namespace kforge::verify {
 namespace {
 
@@ -79,9 +81,11 @@ nlohmann::json tolerance_request(const EvalSettings& settings) {
 // One trial; returns false (with the stage or the evaluation marked) when it did not pass.
 bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, ErrorTotals& totals) {
   const auto start = Clock::now();
+  // The verdict names the trial by its public label; the inputs come from a seed only kforge knows.
   const auto seed = context.settings.seed + 1 + static_cast<std::uint64_t>(trial);
   auto& stage = context.verdict.stage(StageName::correctness);
-  const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", seed}});
+  const auto inputs =
+      context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", context.seeds.trial(trial)}});
   if (!inputs.ok) {
     context.fail_evaluation("problem",
                             fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
@@ -150,8 +154,9 @@ bool run_correctness_stage(EvalContext& context) {
   for (int trial = 0; trial < context.settings.trials && all_passed; ++trial) {
     all_passed = run_trial(context, trial, trial_log, totals);
   }
-  stage.duration_s = seconds_since(start);
   stage.details["trials"] = std::move(trial_log);
+  all_passed = all_passed && run_generalisation_trial(context);
+  stage.duration_s = seconds_since(start);
   stage.details["worst_rel_l2_error"] = totals.worst_rel_l2;
   stage.details["worst_max_abs_error"] = totals.worst_abs;
   if (all_passed) {

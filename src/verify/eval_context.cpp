@@ -39,6 +39,9 @@ CallResult EvalContext::judge_call(nlohmann::json request) const {
   }
   request["transfer_dir"] = transfer_dir;
   request["evaluation"] = evaluation_id;
+  if (const auto op = request.value("op", ""); op == "start_trial" || op == "refresh_trial") {
+    request["perturbed"] = parameters_perturbed;
+  }
   const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
   gpu_wait_s += std::chrono::duration<double>(use.waited()).count();
   return session->call(request, call_timeout());

@@ -101,12 +101,14 @@ nlohmann::json settings_json(const EvalSettings& settings) {
   return {{"device", settings.device},
           {"trials", settings.trials},
           {"seed", settings.seed},
+          {"input_key", process_input_key().describe()},
           {"atol", settings.atol ? nlohmann::json(*settings.atol) : nlohmann::json(nullptr)},
           {"rtol", settings.rtol ? nlohmann::json(*settings.rtol) : nlohmann::json(nullptr)},
           {"small", settings.small},
           {"sizes", nlohmann::json(settings.sizes)},
           {"timeout_s", settings.timeout_s},
           {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
+          {"generalise", settings.generalise},
           {"noise_target", settings.timing.noise_target},
           {"time_budget_s", settings.timing.time_budget_s}};
 }
@@ -181,8 +183,37 @@ std::uint64_t gpu_memory_limit(const ProblemSession& session) {
   return candidate_gpu_memory_limit(ProblemFootprint::from_load_reply(load), total);
 }
 
-// Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs.
-bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) {
+// After ModelNew is built: the candidate worker found (or not) the reference's perturbed parameters in
+// it. Unfound ones reject under strict (`parameter-perturbation`); under lenient both sides keep their
+// default values and the verdict warns.
+bool accept_parameter_perturbation(EvalContext& context, const nlohmann::json& report) {
+  auto& stage = context.verdict.stage(StageName::compile);
+  stage.details["parameter_perturbation"] = report;
+  const auto unmatched = report.value("unmatched", nlohmann::json::array());
+  if (unmatched.empty()) {
+    return true;
+  }
+  const std::string message = fmt::format(
+      "kforge perturbs the model's parameters before the trials (the same values on both sides), but "
+      "ModelNew holds no tensor matching {} of Model's by name or by its initial values: keep each "
+      "parameter as a parameter or buffer (any name) and derive other layouts in forward",
+      fmt::join(unmatched, ", "));
+  if (context.settings.profile == rules::Profile::strict) {
+    context.reject_stage(StageName::compile, "[parameter-perturbation] " + message,
+                         {{"parameter-perturbation", rules::Severity::reject, message, {0, 0}}});
+    return false;
+  }
+  stage.findings.push_back({"parameter-perturbation",
+                            rules::Severity::warn,
+                            message + "; lenient profile: the trials use the default parameters",
+                            {0, 0}});
+  context.parameters_perturbed = false;
+  return true;
+}
+
+// Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs, then set the
+// reference's perturbed parameters in it.
+bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
   // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
@@ -195,14 +226,16 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) 
   const auto prepare = context.candidate_call_outside_gate(prepare_request);
   stage.details["device_setup_s"] = seconds_since(start);
   const auto load =
-      !prepare.ok ? prepare
-                  : context.candidate_call({{"op", "load"},
-                                            {"device", context.verdict.device["device"]},
-                                            {"transfer_dir", context.transfer_dir},
-                                            {"candidate_path", context.candidate_code_path},
-                                            {"seed", context.settings.seed},
-                                            {"init_inputs", init_inputs},
-                                            {"forward_arity", context.session->load_reply()["input_count"]}});
+      !prepare.ok
+          ? prepare
+          : context.candidate_call({{"op", "load"},
+                                    {"device", context.verdict.device["device"]},
+                                    {"transfer_dir", context.transfer_dir},
+                                    {"candidate_path", context.candidate_code_path},
+                                    {"seed", context.settings.seed},
+                                    {"init_inputs", init["init_inputs"]},
+                                    {"parameters", init.value("parameters", nlohmann::json::object())},
+                                    {"forward_arity", context.session->load_reply()["input_count"]}});
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {
@@ -212,8 +245,14 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) 
     context.fail_stage(StageName::compile, load.kind + ": " + load.message, load);
     return false;
   }
+  if (!accept_parameter_perturbation(context, load.body.value("perturbation", nlohmann::json::object()))) {
+    return false;
+  }
   stage.status = StageStatus::passed;
-  stage.summary = fmt::format("ModelNew built ({:.1f} s)", stage.duration_s);
+  const auto perturbed = stage.details["parameter_perturbation"].value("perturbed", 0);
+  stage.summary =
+      fmt::format("ModelNew built ({:.1f} s){}", stage.duration_s,
+                  perturbed > 0 ? fmt::format("; {} parameter tensor(s) perturbed", perturbed) : "");
   return true;
 }
 
@@ -277,6 +316,15 @@ bool counting_gpu_wait(EvalContext& context, StageName name, const std::function
   return passed;
 }
 
+// What the candidate must never read: the problem (the reference) and the input key.
+std::vector<fs::path> secret_paths(const EvalSettings& settings) {
+  std::vector<fs::path> paths{settings.problem_path};
+  if (const auto& key = process_input_key(); key.file) {
+    paths.push_back(*key.file);
+  }
+  return paths;
+}
+
 void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
                        ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote) {
   if (session.load_error()) {
@@ -312,13 +360,12 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   }
   auto candidate = start_candidate(
       zygote, session, scratch,
-      {{session.judge_pid()}, settings.timeout_s, {settings.problem_path}, scratch.transfer_directory()},
+      {{session.judge_pid()}, settings.timeout_s, secret_paths(settings), scratch.transfer_directory()},
       context.on_gpu);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
   context.candidate = &candidate;
   const bool reached_timing =
-      counting_gpu_wait(context, StageName::compile,
-                        [&] { return run_compile_stage(context, init.body["init_inputs"]); }) &&
+      counting_gpu_wait(context, StageName::compile, [&] { return run_compile_stage(context, init.body); }) &&
       counting_gpu_wait(context, StageName::correctness, [&] { return run_correctness_stage(context); }) &&
       counting_gpu_wait(context, StageName::runtime, [&] { return run_runtime_stage(context); });
   if (!reached_timing) {

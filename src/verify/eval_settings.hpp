@@ -31,6 +31,7 @@ struct EvalSettings {
   bool measure_performance = true;
   measure::TimingPolicyConfig timing;
   rules::Profile profile = rules::Profile::strict;
+  bool generalise = true;          // run the generalisation trial (other sizes and constructor numbers)
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   std::optional<std::filesystem::path> python;
 };

@@ -22,7 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kTimingTrial = 1'000'000;  // trial id of the timing inputs, apart from correctness trials
-constexpr std::uint64_t kTimingSeedOffset = 10'007;
 constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
 constexpr double kMinDriftTolerance = 0.02;   // a stored baseline is replaced past this relative change
 constexpr std::size_t kMinPairedRounds = 10;  // rounds before convergence may stop the measurement
@@ -289,8 +288,8 @@ void run_performance_stage(EvalContext& context) {
   }
   const auto start = Clock::now();
   // Inputs are made, and the timed output checked, in shared use: only the timing rounds hold the GPU
-  const auto seed = context.settings.seed + kTimingSeedOffset;
-  const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", seed}});
+  const auto inputs =
+      context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", context.seeds.timing()}});
   if (!inputs.ok) {
     context.fail_evaluation("problem", "the judge could not prepare timing inputs: " + inputs.message);
     return;

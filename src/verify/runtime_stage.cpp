@@ -12,7 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kProbeTrial = 2'000'000;  // trial id of the runtime probes, apart from the others
-constexpr std::uint64_t kProbeSeedOffset = 20'011;
 constexpr source::SourceLocation kNoLocation{0, 0};
 
 nlohmann::json check_request(const EvalContext& context, const CallResult& run) {
@@ -61,14 +60,14 @@ class RuntimeProbes {
 
   // False when the evaluation itself failed (stage or evaluation already marked).
   bool run(std::vector<rules::Finding>& findings, nlohmann::json& details) {
-    const auto seed = context_.settings.seed + kProbeSeedOffset;
-    const auto inputs = context_.judge_call({{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", seed}});
+    const auto inputs = context_.judge_call(
+        {{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", context_.seeds.probe()}});
     if (!inputs.ok) {
       context_.fail_evaluation("problem", "the judge could not prepare the runtime probe: " + inputs.message);
       return false;
     }
-    const bool ok =
-        baseline(inputs.body["inputs"]) && refresh(seed + 1, findings, details) && ghost(findings, details);
+    const bool ok = baseline(inputs.body["inputs"]) && refresh(context_.seeds.refresh(), findings, details) &&
+                    ghost(findings, details);
     context_.candidate_call({{"op", "release"}});
     context_.judge_call({{"op", "end_trial"}, {"trial", kProbeTrial}});
     return ok;
