@@ -105,8 +105,10 @@ std::optional<StateRoot> LaunchMetadata::root_of(const Expr& expr, std::size_t s
 
 bool LaunchMetadata::spend() const { return ++work_ <= kMaxWork; }
 
-bool LaunchMetadata::is_metadata(const Expr& value, std::size_t scope) const {
-  return check(value, scope, {});
+bool LaunchMetadata::is_metadata(const Expr& value, std::size_t scope, bool adapting) const {
+  Context context;
+  context.adapting = adapting;
+  return check(value, scope, context);
 }
 
 bool LaunchMetadata::returns_metadata(std::size_t function_scope) const {
@@ -195,7 +197,7 @@ bool LaunchMetadata::check(const Expr& expr, std::size_t scope, Context context)
       if (receiver != nullptr && current.method_class && receiver->id == current.self_name) {
         const auto root = root_of(expr, scope, names_);
         if (root && written_roots_.contains(*root)) {
-          return !context.in_operation;
+          return !context.in_operation || context.adapting;
         }
         return check_instance_attribute(*current.method_class, attribute.attr, context);
       }
@@ -307,7 +309,7 @@ bool LaunchMetadata::check_name(const source::Name& name, std::size_t scope, con
   }
   const std::size_t owner = *binding.scope;
   if (owner != scope && written_roots_.contains("scope" + std::to_string(owner) + "." + name.id)) {
-    return !context.in_operation;
+    return !context.in_operation || context.adapting;
   }
   const Scope& info = names_.scope(owner);
   if (info.functions.contains(name.id) || info.classes.contains(name.id) || info.imports.contains(name.id)) {

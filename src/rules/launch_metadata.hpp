@@ -34,8 +34,10 @@ class LaunchMetadata {
   static std::optional<StateRoot> root_of(const source::Expr& expr, std::size_t scope,
                                           const NameResolver& names);
 
-  // Whether `value`, evaluated in `scope`, is launch metadata.
-  bool is_metadata(const source::Expr& value, std::size_t scope) const;
+  // Whether `value`, evaluated in `scope`, is launch metadata. `adapting`: the value is stored by an
+  // except handler, where computing with the kept state (`block = block // 2` after
+  // triton.OutOfResources) adapts launch metadata to a failure instead of counting calls.
+  bool is_metadata(const source::Expr& value, std::size_t scope, bool adapting = false) const;
   // Whether every `return` of the function opened at `function_scope` gives launch metadata, its
   // parameters taken as metadata (they are the cache key of a memoised function).
   bool returns_metadata(std::size_t function_scope) const;
@@ -43,6 +45,7 @@ class LaunchMetadata {
  private:
   struct Context {
     bool in_operation = false;               // inside arithmetic, a comparison or a call's arguments
+    bool adapting = false;                   // kept state may be computed with (an except handler)
     std::set<std::size_t> parameter_scopes;  // functions whose parameters count as metadata
     int depth = 0;
   };

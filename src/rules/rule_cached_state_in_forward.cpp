@@ -100,7 +100,9 @@ class CachedStateChecker {
         check_target(*target, assign->value.get(), body, "assigns");
       }
     } else if (const auto* augmented = source::node_cast<source::AugAssign>(node)) {
-      check_target(*augmented->target, nullptr, body, "updates");  // reads what it writes: a counter
+      // Reads what it writes: a counter, unless an except handler adapts launch metadata (`block //= 2`).
+      check_target(*augmented->target, in_except_handler(node) ? augmented->value.get() : nullptr, body,
+                   "updates");
     } else if (const auto* annotated = source::node_cast<source::AnnAssign>(node);
                annotated != nullptr && annotated->value) {
       check_target(*annotated->target, annotated->value.get(), body, "assigns");
@@ -115,7 +117,21 @@ class CachedStateChecker {
 
   // Whether `value` (evaluated where `node` is) is launch metadata that may be kept across calls.
   bool keeps_metadata(const source::Expr* value, const source::Node& node) const {
-    return value != nullptr && metadata_->is_metadata(*value, names_.scope_of(node));
+    return value != nullptr && metadata_->is_metadata(*value, names_.scope_of(node), in_except_handler(node));
+  }
+
+  // Whether `node` lies in an except handler of the function it belongs to.
+  bool in_except_handler(const source::Node& node) const {
+    for (const source::Node* current = names_.parent(node); current != nullptr;
+         current = names_.parent(*current)) {
+      if (current->kind() == source::NodeKind::except_handler) {
+        return true;
+      }
+      if (current->kind() == source::NodeKind::function_def || current->kind() == source::NodeKind::lambda) {
+        return false;
+      }
+    }
+    return false;
   }
 
   // Where the state that `root` names lives, if it outlives one forward call: "the module

@@ -204,6 +204,26 @@ def split_for(n, sms):
   }
 }
 
+TEST(CachedStateInForwardRule, AnExceptHandlerMayAdaptLaunchMetadata) {
+  // TritonBench-G's attention_fwd_triton3 halves its global block sizes after triton.OutOfResources.
+  const std::string source = forward_body(R"PY(        global BLOCK_N
+        try:
+            return launch_copy(x)
+        except triton.OutOfResources:
+            BLOCK_N = BLOCK_N // 2
+            self.block //= 2
+            return launch_copy(x)
+)PY",
+                                          "\nBLOCK_N = 64\n");
+  const std::vector<Finding> findings = check(source);
+  EXPECT_TRUE(findings.empty()) << findings.front().message;
+  // The same arithmetic outside a handler counts calls.
+  expect_one_at(
+      forward_body("        global BLOCK_N\n        BLOCK_N = BLOCK_N // 2\n        return launch_copy(x)\n",
+                   "\nBLOCK_N = 64\n"),
+      "BLOCK_N = BLOCK_N");
+}
+
 TEST(CachedStateInForwardRule, CountersClocksPointersAndDataAreNotMetadata) {
   // A counter reads the state it updates.
   expect_one_at(forward_body("        self.calls = self.calls + 1\n        return launch_copy(x)\n"),
