@@ -36,7 +36,7 @@ def verdicts_of_results(path: Path) -> list[tuple[str, dict[str, Any]]]:
     for line in path.read_text().splitlines():
         if line.strip():
             result = json.loads(line)
-            name = result.get("candidate") or result.get("sample_id") or result.get("problem", "?")
+            name = f"{result.get('problem', '?')}/{Path(str(result.get('candidate', 'solution.py'))).name}"
             found.append((str(name), result.get("verdict", {})))
     return found
 

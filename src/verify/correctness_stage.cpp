@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "verify/generalisation_trial.hpp"
-
 namespace kforge::verify {
 namespace {
 
@@ -155,7 +153,6 @@ bool run_correctness_stage(EvalContext& context) {
     all_passed = run_trial(context, trial, trial_log, totals);
   }
   stage.details["trials"] = std::move(trial_log);
-  all_passed = all_passed && run_generalisation_trial(context);
   stage.duration_s = seconds_since(start);
   stage.details["worst_rel_l2_error"] = totals.worst_rel_l2;
   stage.details["worst_max_abs_error"] = totals.worst_abs;

@@ -30,9 +30,8 @@ std::string describe_instance(const nlohmann::json& instance) {
 
 class GeneralisationTrial {
  public:
-  explicit GeneralisationTrial(EvalContext& context)
-      : context_(context),
-        details_(context.verdict.stage(StageName::correctness).details["generalisation"]) {}
+  GeneralisationTrial(EvalContext& context, std::vector<rules::Finding>& findings, nlohmann::json& details)
+      : context_(context), findings_(findings), details_(details["generalisation"]) {}
 
   bool run() {
     if (!context_.settings.generalise) {
@@ -122,6 +121,7 @@ class GeneralisationTrial {
       return false;
     }
     details_["outputs"] = check.body.value("outputs", nlohmann::json::array());
+    details_["failures"] = check.body.value("failures", nlohmann::json::array());
     if (!check.body.value("passed", false)) {
       return failed(first_failure(check.body), {});
     }
@@ -129,8 +129,8 @@ class GeneralisationTrial {
     return true;
   }
 
-  // A failure in the trial: rejects under strict, or whatever the profile when the candidate's process is
-  // gone; a warning under lenient.
+  // A failure in the trial: a reject finding under strict, a warning under lenient. A candidate process
+  // that is gone ends the evaluation here (the stage fails whatever the profile).
   bool failed(const std::string& why, const CallResult& call) {
     const std::string message = fmt::format(
         "at other sizes or constructor numbers ({}), {}: the kernel is specialised to the "
@@ -139,27 +139,32 @@ class GeneralisationTrial {
         what_, why);
     details_["status"] = "failed";
     details_["failure"] = why;
-    auto& stage = context_.verdict.stage(StageName::correctness);
     if (!call.ok && !call.kind.empty()) {
-      stage.details["error"] = call.to_details("");
+      details_["error"] = call.to_details("");
     }
-    if (context_.settings.profile == rules::Profile::strict || call.process_lost) {
-      context_.reject_stage(StageName::correctness, "generalisation trial: " + why,
-                            {{kCheck, rules::Severity::reject, message, {0, 0}}});
+    const bool strict = context_.settings.profile == rules::Profile::strict;
+    findings_.push_back({kCheck,
+                         strict || call.process_lost ? rules::Severity::reject : rules::Severity::warn,
+                         strict || call.process_lost ? message : message + " (lenient profile: a warning)",
+                         {0, 0}});
+    if (call.process_lost) {
+      context_.reject_stage(StageName::runtime, "generalisation trial: " + why, {});
       return false;
     }
-    stage.findings.push_back(
-        {kCheck, rules::Severity::warn, message + " (lenient profile: a warning)", {0, 0}});
     return true;
   }
 
   EvalContext& context_;
+  std::vector<rules::Finding>& findings_;
   nlohmann::json& details_;
   std::string what_;
 };
 
 }  // namespace
 
-bool run_generalisation_trial(EvalContext& context) { return GeneralisationTrial(context).run(); }
+bool run_generalisation_trial(EvalContext& context, std::vector<rules::Finding>& findings,
+                              nlohmann::json& details) {
+  return GeneralisationTrial(context, findings, details).run();
+}
 
 }  // namespace kforge::verify

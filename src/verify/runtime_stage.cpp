@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "verify/correctness_stage.hpp"
+#include "verify/generalisation_trial.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -160,7 +161,8 @@ bool run_runtime_stage(EvalContext& context) {
   const auto start = Clock::now();
   std::vector<rules::Finding> findings;
   nlohmann::json details = nlohmann::json::object();
-  const bool probed = RuntimeProbes(context).run(findings, details);
+  const bool probed =
+      RuntimeProbes(context).run(findings, details) && run_generalisation_trial(context, findings, details);
   auto trace_findings = runtime_findings(context.evidence);  // trials and probes
   findings.insert(findings.begin(), trace_findings.begin(), trace_findings.end());
   stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -191,6 +193,9 @@ bool run_runtime_stage(EvalContext& context) {
                            : std::string(),
       details.value("input_refresh", std::string("n/a")),
       details.value("ghost_replay", std::string("n/a")).substr(0, 6));
+  if (const auto found = details.find("generalisation"); found != details.end() && found->is_object()) {
+    stage.summary += "; generalisation " + found->value("status", std::string("n/a"));
+  }
   if (!stage.findings.empty()) {
     stage.summary += fmt::format(" ({} warning(s))", stage.findings.size());
   }

@@ -158,7 +158,7 @@ def test_the_verdict_names_the_input_key_and_trials_keep_their_public_labels() -
     assert run.verdict["settings"]["input_key"]
     correctness_stage = run.stage("correctness")
     assert [trial["seed"] for trial in correctness_stage["details"]["trials"]][:2] == [43, 44]
-    generalised = correctness_stage["details"]["generalisation"]
+    generalised = run.stage("runtime")["details"]["generalisation"]
     assert generalised["status"] == "passed" and generalised["sizes"] == {"ROWS": 5, "COLS": 341}
     assert len(generalised["init_changes"]) == 2
 
@@ -178,10 +178,10 @@ def test_lenient_warns_where_strict_rejects_for_perturbation_and_generalisation(
     baked = CORPUS / "exploits/specialisation/scale_shift_constants_baked_in.py"
     run = run_eval(problem, baked, "--profile", "lenient")
     assert run.verdict["outcome"] == "accepted", run.verdict["summary"]
-    assert [finding["rule"] for finding in run.stage("correctness")["findings"]] == ["generalisation"]
+    assert [finding["rule"] for finding in run.stage("runtime")["findings"]] == ["generalisation"]
     run = run_eval(problem, baked, "--no-generalisation")
     assert run.verdict["outcome"] == "accepted"
-    assert run.stage("correctness")["details"]["generalisation"]["status"] == "skipped"
+    assert run.stage("runtime")["details"]["generalisation"]["status"] == "skipped"
 
 
 def test_a_problem_with_nothing_to_change_says_the_trial_was_not_possible(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_a_problem_with_nothing_to_change_says_the_trial_was_not_possible(tmp_pa
     problem.write_text(source + "\nKFORGE_FIXED_SHAPES = True\n")
     run = run_eval(problem, STARTER / "02_gelu_tanh" / "solution.py")
     assert run.verdict["outcome"] == "accepted", run.verdict["summary"]
-    details = run.stage("correctness")["details"]["generalisation"]
+    details = run.stage("runtime")["details"]["generalisation"]
     assert details["status"] == "not_possible" and "fixed" in details["reason"]
 
 

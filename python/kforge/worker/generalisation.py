@@ -17,15 +17,21 @@ trial"). How the instance is chosen:
 - A problem declares its shapes fixed with a module-level `KFORGE_FIXED_SHAPES = True` (only the
   constructor's numbers change), or gives the alternative sizes itself with `KFORGE_GENERALISE = {NAME:
   value}`.
-The first attempt whose reference builds and runs is the instance; when none does, or nothing can change,
-the trial is not possible and the verdict says why.
+The first attempt whose reference builds, runs and writes every element of its outputs is the instance
+(sizes that break a relation between constants, D = 2 * HALF_D, can leave part of an output unwritten:
+the reference is run once more with NaN-filled fresh memory, as the candidate is, and must not
+change); when none does, or nothing can change, the trial is not possible and the verdict says why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
+
+import torch
 
 SMALL_SIZES_NAME = "KFORGE_SMALL"
 SIZE_NAMES_NAME = "KFORGE_SIZE_NAMES"
@@ -121,3 +127,33 @@ def changed_init_values(init_inputs: list[Any]) -> tuple[list[Any], list[str]]:
         if changed:
             changes.append(f"init input {index}: {value!r} -> {new!r}")
     return result, changes
+
+
+@contextmanager
+def _uninitialized_memory_poisoned() -> Iterator[None]:
+    """torch.empty and friends return NaN-filled memory (max ints), as in the candidate's trials."""
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    was_filling = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        torch.utils.deterministic.fill_uninitialized_memory = was_filling  # type: ignore[attr-defined]
+        torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
+
+
+def unwritten_output(model: torch.nn.Module, inputs: list[Any], outputs: list[Any]) -> str | None:
+    """Why the reference does not define every element of its outputs at this instance (None when it
+    does): with NaN-filled fresh memory, an element it never writes becomes NaN where it was not."""
+    with torch.no_grad(), _uninitialized_memory_poisoned():
+        poisoned = model(*inputs)
+    poisoned_outputs = list(poisoned) if isinstance(poisoned, (tuple, list)) else [poisoned]
+    for index, (plain, again) in enumerate(zip(outputs, poisoned_outputs, strict=False)):
+        if isinstance(plain, torch.Tensor) and isinstance(again, torch.Tensor) and plain.is_floating_point():
+            appeared = torch.isnan(again) & ~torch.isnan(plain)
+            if bool(appeared.any()):
+                count = int(appeared.sum())
+                return f"the reference leaves {count} element(s) of output {index} unwritten at these sizes"
+    return None

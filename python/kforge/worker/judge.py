@@ -198,6 +198,10 @@ class Judge:
             except WorkerError as error:
                 failures.append(f"{attempt.describe()}: {error.message}")
                 continue
+            unwritten = candidate._unwritten_output()
+            if unwritten is not None:
+                failures.append(f"{attempt.describe()}: {unwritten}")
+                continue
             changes = reply.get("init_changes", [])
             if not attempt.sizes and not changes:
                 continue  # nothing would differ from the main instance
@@ -266,6 +270,19 @@ class Judge:
             "output_bytes": _tensor_bytes(outputs),
             "parameter_bytes": _tensor_bytes([*state.model.parameters(), *state.model.buffers()]),
         }
+
+    def _unwritten_output(self) -> str | None:
+        """For a generalisation attempt: does the reference define every output element here?"""
+        state = self.state
+        assert state.problem is not None and state.model is not None
+        try:
+            torch.manual_seed(0)
+            inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
+            with torch.no_grad():
+                outputs = correctness.flatten_outputs(state.model(*[_clone(value) for value in inputs]))
+            return generalisation.unwritten_output(state.model, inputs, outputs)
+        except BaseException as exc:  # noqa: BLE001 - the attempt is not usable
+            return f"the reference failed: {type(exc).__name__}: {exc}"
 
     def _perturb_parameters(self, seed: Any) -> dict[str, Any]:
         """Moves the model's parameters off their default initialisation (perturbation.py); no seed, no
