@@ -44,6 +44,7 @@ struct SftOptions {
   std::string store;
   bool no_store = false;
   bool fresh = false;
+  bool no_generalisation = false;
 };
 
 fs::path beside(const std::string& out, const std::string& suffix) {
@@ -175,6 +176,9 @@ int run_sft(SftOptions& options) {
   if (!options.python.empty()) {
     options.settings.python = options.python;
   }
+  // Inductor's Triton is specialised to the captured sizes by construction (fixed grids, size asserts):
+  // its samples are verified without the generalisation trial, and the summary says so.
+  options.settings.generalise = !options.no_generalisation && options.teacher != "inductor";
   const auto rejected_path =
       options.rejected.empty() ? beside(options.out, ".rejected.jsonl") : fs::path(options.rejected);
   const auto summary_path =
@@ -207,6 +211,10 @@ int run_sft(SftOptions& options) {
     std::cerr << fmt::format("kforge data sft: asking the teacher for {} samples of each of {} problems\n",
                              options.samples, problems.size());
     auto collection = data::collect_sft(problems, teacher_for(options), verifier, settings);
+    collection.summary["generalisation_trial"] =
+        options.settings.generalise     ? "on"
+        : options.teacher == "inductor" ? "off (the inductor teacher's code is specialised to its sizes)"
+                                        : "off (--no-generalisation)";
     collection.summary["model"] =
         options.teacher == "llm" ? options.endpoint.model : "torch.compile (Inductor)";
     collection.summary["suite"] =
@@ -289,6 +297,8 @@ void add_verification_options(CLI::App& command, SftOptions& options) {
       ->option_text("FILE");
   command.add_flag("--no-store", options.no_store, "keep no results");
   command.add_flag("--fresh", options.fresh, "evaluate again even when the store has a verdict");
+  command.add_flag("--no-generalisation", options.no_generalisation,
+                   "verify without the generalisation trial (always off for the inductor teacher)");
   add_python_option(command, options.python);
 }
 

@@ -29,6 +29,7 @@ struct EvalOptions {
   verify::EvalSettings settings;
   bool json = false;
   bool no_perf = false;
+  bool no_generalisation = false;
   std::string profile = "strict";
   std::string python;
   std::string output;
@@ -246,6 +247,7 @@ int run_eval(EvalOptions& options) {
   }
   settings.profile = options.profile == "lenient" ? rules::Profile::lenient : rules::Profile::strict;
   settings.measure_performance = !options.no_perf;
+  settings.generalise = !options.no_generalisation;
   options.batch.json = options.json;
   try {
     reward_spec(options.batch);
@@ -321,6 +323,8 @@ std::function<int()> add_eval_command(CLI::App& app) {
       ->take_all();
   add_timeout_option(*eval, settings.timeout_s);
   eval->add_flag("--no-perf", options->no_perf, "skip timing even on a GPU");
+  eval->add_flag("--no-generalisation", options->no_generalisation,
+                 "skip the generalisation trial (the problem at other sizes and constructor numbers)");
   eval->add_option("--noise-target", settings.timing.noise_target,
                    "stop timing once the median's 95% CI half-width is below this fraction")
       ->check(CLI::Range(0.0001, 0.5))

@@ -190,6 +190,9 @@ std::string spec_python(const std::string& spec_text, const std::string& where, 
     inputs.push_back(checked_input(spec["inputs"][i], sizes, fmt::format("{}: inputs[{}]", where, i)));
   }
   text += fmt::format("KFORGE_SMALL = {}\n", small.dump());
+  // The spec's sizes, for the generalisation trial (the kernel file's own constants are not sizes).
+  text += fmt::format("KFORGE_SIZE_NAMES = {}\n",
+                      nlohmann::json(std::vector<std::string>(sizes.begin(), sizes.end())).dump());
   text += fmt::format("_KF_INPUT_SPEC = json.loads({})\n", nlohmann::json(inputs.dump()).dump());
   text += R"(
 

@@ -62,28 +62,39 @@ SampleResult sample_result(const std::string& problem, const nlohmann::json& ver
 BatchMetrics compute_metrics(const std::vector<SampleResult>& results) {
   BatchMetrics metrics;
   metrics.samples = results.size();
-  std::map<std::string, std::pair<std::size_t, std::size_t>> per_problem;  // (n, correct)
+  // An error is no judgement on the candidate: it counts neither for nor against it, so every rate
+  // is over the judged samples (accepted or rejected) only.
+  std::vector<SampleResult> judged;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> per_problem;  // (judged n, correct)
+  for (const auto& result : results) {
+    per_problem.try_emplace(result.problem, 0, 0);
+    if (result.outcome == "error") {
+      ++metrics.errors;
+      continue;
+    }
+    judged.push_back(result);
+    auto& [n, c] = per_problem[result.problem];
+    ++n;
+    c += result.correct ? 1U : 0U;
+  }
+  metrics.problems = per_problem.size();
+  metrics.judged = judged.size();
+  if (judged.empty()) {
+    return metrics;
+  }
   std::size_t compiled = 0;
   std::size_t correct = 0;
   std::size_t timed = 0;
   double log_sum = 0.0;
-  for (const auto& result : results) {
-    auto& [n, c] = per_problem[result.problem];
-    ++n;
+  for (const auto& result : judged) {
     compiled += result.compiled ? 1U : 0U;
     correct += result.correct ? 1U : 0U;
-    c += result.correct ? 1U : 0U;
-    metrics.errors += result.outcome == "error" ? 1U : 0U;
     if (result.correct && result.speedup && *result.speedup > 0.0) {
       ++timed;
       log_sum += std::log(*result.speedup);
     }
   }
-  metrics.problems = per_problem.size();
-  if (results.empty()) {
-    return metrics;
-  }
-  const auto total = static_cast<double>(results.size());
+  const auto total = static_cast<double>(judged.size());
   metrics.compile_rate = static_cast<double>(compiled) / total;
   metrics.correct_rate = static_cast<double>(correct) / total;
   // Speedups exist only where every correct candidate was timed (a GPU run): else fast_p > 0 is unknown.
@@ -94,7 +105,7 @@ BatchMetrics compute_metrics(const std::vector<SampleResult>& results) {
     } else if (!all_timed) {
       metrics.fast_p[threshold_name(p)] = std::nullopt;
     } else {
-      const auto fast = std::count_if(results.begin(), results.end(), [p](const auto& result) {
+      const auto fast = std::count_if(judged.begin(), judged.end(), [p](const auto& result) {
         return result.correct && result.speedup && *result.speedup > p;
       });
       metrics.fast_p[threshold_name(p)] = static_cast<double>(fast) / total;
@@ -103,9 +114,14 @@ BatchMetrics compute_metrics(const std::vector<SampleResult>& results) {
   if (timed > 0) {
     metrics.geomean_speedup = std::exp(log_sum / static_cast<double>(timed));
   }
-  std::size_t smallest = results.size();
+  // pass@k over the problems with judged samples; a problem whose samples all errored says nothing.
+  std::size_t smallest = judged.size();
+  std::size_t judged_problems = 0;
   for (const auto& [problem, counts] : per_problem) {
-    smallest = std::min(smallest, counts.first);
+    if (counts.first > 0) {
+      smallest = std::min(smallest, counts.first);
+      ++judged_problems;
+    }
   }
   for (const std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{10}, smallest}) {
     if (k == 0 || k > smallest || (k == smallest && metrics.pass_at_k.contains(fmt::format("pass@{}", k)))) {
@@ -113,9 +129,9 @@ BatchMetrics compute_metrics(const std::vector<SampleResult>& results) {
     }
     double sum = 0.0;
     for (const auto& [problem, counts] : per_problem) {
-      sum += pass_at_k(counts.first, counts.second, k);
+      sum += counts.first > 0 ? pass_at_k(counts.first, counts.second, k) : 0.0;
     }
-    metrics.pass_at_k[fmt::format("pass@{}", k)] = sum / static_cast<double>(per_problem.size());
+    metrics.pass_at_k[fmt::format("pass@{}", k)] = sum / static_cast<double>(judged_problems);
   }
   return metrics;
 }
@@ -128,6 +144,7 @@ nlohmann::json BatchMetrics::to_json() const {
   return {{"samples", samples},
           {"problems", problems},
           {"errors", errors},
+          {"judged", judged},
           {"compile_rate", compile_rate},
           {"correct_rate", correct_rate},
           {"fast_p", fast},
@@ -137,7 +154,8 @@ nlohmann::json BatchMetrics::to_json() const {
 
 std::string BatchMetrics::render() const {
   std::string out =
-      fmt::format("{} sample(s) over {} problem(s); {} evaluation error(s)\n", samples, problems, errors);
+      fmt::format("{} sample(s) over {} problem(s); {} evaluation error(s), left out of the rates below\n",
+                  samples, problems, errors);
   out += fmt::format("  compile rate      {}\n  correctness rate  {}\n", percent(compile_rate),
                      percent(correct_rate));
   for (const double p : fast_p_thresholds()) {

@@ -23,6 +23,7 @@ struct BatchMetrics {
   std::size_t samples = 0;
   std::size_t problems = 0;
   std::size_t errors = 0;  // evaluations that failed for a reason not the candidate's
+  std::size_t judged = 0;  // samples with a verdict on the candidate (accepted or rejected): the rates' base
   double compile_rate = 0.0;
   double correct_rate = 0.0;
   std::map<std::string, std::optional<double>> fast_p;  // "fast_1.5" -> share; nullopt without timings
@@ -40,7 +41,8 @@ const std::vector<double>& fast_p_thresholds();
 double pass_at_k(std::size_t n, std::size_t c, std::size_t k);
 
 // fast_p counts a sample when it is correct and its speedup is above p (fast_0 = correct share);
-// rates are over all samples, errors included.
+// rates and pass@k are over the judged samples: an error (not the candidate's fault) is left out, never
+// counted as a rejection.
 BatchMetrics compute_metrics(const std::vector<SampleResult>& results);
 
 // The SampleResult of one verdict document (docs/verdict.md).

@@ -1,9 +1,12 @@
 #include "rules/rule_cached_state_in_forward.hpp"
 
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "rules/launch_metadata.hpp"
 #include "rules/name_resolution.hpp"
 #include "rules/rule_support.hpp"
 
@@ -27,7 +30,8 @@ constexpr auto kCaches =
 constexpr std::string_view kWhy =
     ": outputs or work cached across forward calls make timing measure nothing (kforge calls forward many "
     "times, often on the same inputs); recompute everything from the inputs on each call (allocate "
-    "outputs and workspaces in forward, keep only parameters and constants from __init__)";
+    "outputs and workspaces in forward, keep only parameters and constants from __init__; launch "
+    "metadata such as grids, block sizes, the SM count or the stream handle may be cached)";
 
 constexpr std::string_view kOnInput =
     ", state kept on one of forward's input tensors (an answer or a call count there tells repeated, timed "
@@ -44,6 +48,7 @@ class CachedStateChecker {
     for (const FunctionBody& body : reachable_bodies(context, names_)) {
       reachable_.insert(body.scope);
     }
+    metadata_.emplace(names_, written_roots(context));
   }
 
   void run() {
@@ -61,23 +66,76 @@ class CachedStateChecker {
   }
 
  private:
+  // State that forward's call graph writes (outside __init__): reading it back is metadata only when the
+  // value is moved whole, not computed with (a counter reads what it updates).
+  std::set<StateRoot> written_roots(const AnalysisContext& context) const {
+    std::set<StateRoot> roots;
+    const auto note = [&](const source::Expr& target, std::size_t scope) {
+      if (const auto root = LaunchMetadata::root_of(target, scope, names_)) {
+        roots.insert(*root);
+      }
+    };
+    for (const FunctionBody& body : reachable_bodies(context, names_)) {
+      if (const auto* def = source::node_cast<source::FunctionDef>(body.node);
+          def != nullptr && def->name == "__init__") {
+        continue;
+      }
+      walk_body(*body.node, [&](const source::Node& node) {
+        if (const auto* assign = source::node_cast<source::Assign>(node)) {
+          for (const auto& target : assign->targets) {
+            note(*target, names_.scope_of(*target));
+          }
+        } else if (const auto* augmented = source::node_cast<source::AugAssign>(node)) {
+          note(*augmented->target, names_.scope_of(*augmented->target));
+        } else if (const auto* call = source::node_cast<source::Call>(node)) {
+          if (const auto* method = source::node_cast<source::Attribute>(call->func.get());
+              method != nullptr && in_table(kMutatingMethods, method->attr)) {
+            note(*method->value, names_.scope_of(*call));
+          }
+        }
+      });
+    }
+    return roots;
+  }
+
   void check_node(const source::Node& node, const FunctionBody& body) {
     if (const auto* assign = source::node_cast<source::Assign>(node)) {
       for (const auto& target : assign->targets) {
-        check_target(*target, body, "assigns");
+        check_target(*target, assign->value.get(), body, "assigns");
       }
     } else if (const auto* augmented = source::node_cast<source::AugAssign>(node)) {
-      check_target(*augmented->target, body, "updates");
+      // Reads what it writes: a counter, unless an except handler adapts launch metadata (`block //= 2`).
+      check_target(*augmented->target, in_except_handler(node) ? augmented->value.get() : nullptr, body,
+                   "updates");
     } else if (const auto* annotated = source::node_cast<source::AnnAssign>(node);
                annotated != nullptr && annotated->value) {
-      check_target(*annotated->target, body, "assigns");
+      check_target(*annotated->target, annotated->value.get(), body, "assigns");
     } else if (const auto* named = source::node_cast<source::NamedExpr>(node)) {
-      check_target(*named->target, body, "assigns");
+      check_target(*named->target, named->value.get(), body, "assigns");
     } else if (const auto* loop = source::node_cast<source::For>(node)) {
-      check_target(*loop->target, body, "assigns");
+      check_target(*loop->target, nullptr, body, "assigns");
     } else if (const auto* call = source::node_cast<source::Call>(node)) {
       check_call(*call, body);
     }
+  }
+
+  // Whether `value` (evaluated where `node` is) is launch metadata that may be kept across calls.
+  bool keeps_metadata(const source::Expr* value, const source::Node& node) const {
+    return value != nullptr && metadata_->is_metadata(*value, names_.scope_of(node), in_except_handler(node));
+  }
+
+  // Whether `node` lies in an except handler of the function it belongs to.
+  bool in_except_handler(const source::Node& node) const {
+    for (const source::Node* current = names_.parent(node); current != nullptr;
+         current = names_.parent(*current)) {
+      if (current->kind() == source::NodeKind::except_handler) {
+        return true;
+      }
+      if (current->kind() == source::NodeKind::function_def || current->kind() == source::NodeKind::lambda) {
+        return false;
+      }
+    }
+    return false;
   }
 
   // Where the state that `root` names lives, if it outlives one forward call: "the module
@@ -112,15 +170,19 @@ class CachedStateChecker {
     }
   }
 
-  void check_target(const source::Expr& target, const FunctionBody& body, std::string_view verb) {
+  void check_target(const source::Expr& target, const source::Expr* value, const FunctionBody& body,
+                    std::string_view verb) {
     if (target.kind() == source::NodeKind::tuple || target.kind() == source::NodeKind::list) {
       for (const source::Node* element : source::children_of(target)) {
-        check_target(source::as_expr(*element), body, verb);
+        check_target(source::as_expr(*element), value, body, verb);  // each takes part of the value
       }
       return;
     }
     if (const auto* starred = source::node_cast<source::Starred>(target)) {
-      check_target(*starred->value, body, verb);
+      check_target(*starred->value, value, body, verb);
+      return;
+    }
+    if (keeps_metadata(value, target)) {
       return;
     }
     const std::size_t scope = names_.scope_of(target);
@@ -169,6 +231,9 @@ class CachedStateChecker {
     const std::size_t scope = names_.scope_of(call);
     const std::string callee = names_.resolve(*call.func);
     if (callee == "builtins.setattr" && !call.args.empty()) {
+      if (call.args.size() == 3 && keeps_metadata(call.args[2].get(), call)) {
+        return;
+      }
       if (const auto* root = root_name(*call.args[0])) {
         const std::string owner = persistent_owner(*root, scope);
         if (!owner.empty()) {
@@ -188,12 +253,28 @@ class CachedStateChecker {
       return;
     }
     const bool on_self_itself = source::node_cast<source::Name>(method->value.get()) != nullptr;
-    const bool mutates = in_table(kMutatingMethods, method->attr) ||
-                         (on_self_itself && in_table(kRegisteringMethods, method->attr));
+    const bool registers = on_self_itself && in_table(kRegisteringMethods, method->attr);
+    const bool mutates = registers || in_table(kMutatingMethods, method->attr);
+    if (mutates && !registers && arguments_are_metadata(call)) {
+      return;  // a grid cache's setdefault/update/pop of launch metadata
+    }
     const std::string owner = mutates ? persistent_owner(*root, scope) : std::string();
     if (!owner.empty()) {
       report(call, "`" + spelling(*call.func) + "(...)` mutates state of " + owner, body);
     }
+  }
+
+  bool arguments_are_metadata(const source::Call& call) const {
+    return std::all_of(call.args.begin(), call.args.end(),
+                       [&](const source::ExprPtr& arg) { return keeps_metadata(arg.get(), call); }) &&
+           std::all_of(call.keywords.begin(), call.keywords.end(),
+                       [&](const auto& keyword) { return keeps_metadata(keyword->value.get(), call); });
+  }
+
+  // A memoised function whose every return is launch metadata (the SM count, a grid for a size).
+  bool memoises_metadata(const source::Node& function) const {
+    const auto scope = names_.scope_opened_by(function);
+    return scope && metadata_->returns_metadata(*scope);
   }
 
   bool is_cache(const source::Expr& expr) const {
@@ -203,7 +284,7 @@ class CachedStateChecker {
 
   void check_decorators(const source::FunctionDef& def, std::string_view qualified_name) {
     for (const auto& decorator : def.decorators) {
-      if (is_cache(*decorator)) {
+      if (is_cache(*decorator) && !memoises_metadata(def)) {
         sink_.add(severity_,
                   "`@" + spelling(*decorator) + "` memoises `" + std::string(qualified_name) +
                       "`, which runs on the path from ModelNew.forward" + std::string(kWhy),
@@ -249,13 +330,39 @@ class CachedStateChecker {
       if (is_reference_root(node, names_) && !is_in_decorator(node)) {
         const auto& reference = source::as_expr(node);
         const std::string origin = names_.resolve(reference);
-        if (module_match(origin, kCaches)) {
+        if (module_match(origin, kCaches) && !wraps_metadata_function(reference)) {
           sink_.add(severity_, describe(reference, origin) + " memoises a function" + std::string(kWhy),
                     reference.location);
         }
       }
       return source::WalkAction::visit_children;
     });
+  }
+
+  // `functools.lru_cache(...)(f)` / `functools.cache(f)` where f is a function of the candidate that
+  // returns launch metadata.
+  bool wraps_metadata_function(const source::Expr& reference) const {
+    const source::Node* parent = names_.parent(reference);
+    const auto* call = source::node_cast<source::Call>(parent);
+    if (call == nullptr || call->func.get() != &reference) {
+      return false;
+    }
+    const auto* outer = source::node_cast<source::Call>(names_.parent(*call));
+    const auto* wrapped_call = outer != nullptr && outer->func.get() == call ? outer : call;
+    if (wrapped_call->args.size() != 1) {
+      return false;
+    }
+    const auto* name = source::node_cast<source::Name>(wrapped_call->args[0].get());
+    if (name == nullptr) {
+      return false;
+    }
+    const Binding binding = names_.binding_of(name->id, names_.scope_of(*name));
+    if (binding.kind != BindingKind::local || !binding.scope) {
+      return false;
+    }
+    const auto function = names_.scope(*binding.scope).functions.find(name->id);
+    return function != names_.scope(*binding.scope).functions.end() &&
+           metadata_->returns_metadata(function->second);
   }
 
   void report(const source::Node& node, const std::string& what, const FunctionBody& body) {
@@ -268,6 +375,7 @@ class CachedStateChecker {
   FindingSink sink_;
   Severity severity_;
   std::set<std::size_t> reachable_;
+  std::optional<LaunchMetadata> metadata_;
 };
 
 }  // namespace

@@ -184,7 +184,9 @@ class FallbackChecker {
       return;
     }
     for (const auto& handler : attempt.handlers) {
-      if (!always_raises(handler->body)) {
+      // A handler that launches a Triton kernel itself is a retry (smaller blocks after
+      // triton.OutOfResources), not a fallback: the work stays Triton's.
+      if (!always_raises(handler->body) && !launches(handler->body)) {
         sink_.add(severity_,
                   "this except handler swallows a failure of the Triton kernel launched in the try at line " +
                       std::to_string(attempt.location.line) + " (in `" + body.qualified_name + "`)" +

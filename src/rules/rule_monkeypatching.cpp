@@ -13,11 +13,19 @@ namespace {
 constexpr auto kModules = std::to_array<std::string_view>({"unittest.mock", "mock"});
 
 // Global hooks and interposition of torch functions: reported at each use.
-constexpr auto kMembers =
-    std::to_array<std::string_view>({"unittest.mock", "torch.overrides", "torch.utils._python_dispatch",
-                                     "torch.nn.modules.module.register_module_forward_hook",
-                                     "torch.nn.modules.module.register_module_forward_pre_hook",
-                                     "torch.nn.modules.module.register_module_full_backward_hook"});
+constexpr auto kMembers = std::to_array<std::string_view>(
+    {"unittest.mock", "torch.overrides", "torch.utils._python_dispatch",
+     "torch.nn.modules.module.register_module_forward_hook",
+     "torch.nn.modules.module.register_module_forward_pre_hook",
+     "torch.nn.modules.module.register_module_full_backward_hook",
+     // kforge caps the candidate's GPU memory and checks the allocator's peak
+     "torch.cuda.set_per_process_memory_fraction", "torch.cuda.memory.set_per_process_memory_fraction",
+     "torch.cuda.reset_peak_memory_stats", "torch.cuda.memory.reset_peak_memory_stats",
+     "torch.cuda.reset_max_memory_allocated", "torch.cuda.reset_max_memory_cached",
+     "torch.cuda.memory.reset_max_memory_allocated", "torch.cuda.memory.reset_max_memory_cached",
+     "torch.cuda.memory.change_current_allocator", "torch.cuda.change_current_allocator",
+     "torch.cuda.memory.CUDAPluggableAllocator", "torch.cuda.CUDAPluggableAllocator",
+     "torch.cuda.memory._set_allocator_settings"});
 
 // The tables hashed once, on first use.
 const ForbiddenApi& forbidden_api() {

@@ -36,10 +36,16 @@ constexpr auto kMembers = std::to_array<std::string_view>(
      "torch.ops.load_library", "torch.ops.import_module", "torch.classes.load_library", "torch.cuda.cudart",
      "triton.compile", "triton.compiler"});
 
-// torch.jit helpers that only mark code for TorchScript and never compile or run anything.
+// torch.jit helpers that only mark code for TorchScript and never compile or run anything, and what
+// Inductor-generated Triton code imports from PyTorch's internals: an allocator, the current stream's
+// handle, size and alignment assertions, and its library of @triton.jit helpers (code nobody on the team
+// wrote, TritonBench-G's fused_layernorm_triton for one, used them and was rejected for it).
 constexpr auto kExceptions = std::to_array<std::string_view>(
     {"torch.jit.is_scripting", "torch.jit.is_tracing", "torch.jit.ignore", "torch.jit.unused",
-     "torch.jit.annotate", "torch.jit.Final", "torch.jit.export"});
+     "torch.jit.annotate", "torch.jit.Final", "torch.jit.export", "torch._C._cuda_getCurrentRawStream",
+     "torch._C._dynamo.guards._empty_strided_cuda", "torch._C._dynamo.guards._empty_strided_cpu",
+     "torch._C._dynamo.guards.assert_size_stride", "torch._C._dynamo.guards.assert_alignment",
+     "torch._inductor.runtime.triton_helpers"});
 
 // The tables hashed once, on first use.
 const ForbiddenApi& forbidden_api() {

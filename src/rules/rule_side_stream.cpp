@@ -1,5 +1,6 @@
 #include "rules/rule_side_stream.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -40,6 +41,56 @@ bool takes_stream_argument(const source::Call& call, const NameResolver& names) 
   return in_module(origin, "torch") || in_module(origin, "triton");
 }
 
+// Stream switches that take the stream to switch to as their first argument (or `stream=`).
+constexpr auto kStreamSwitches =
+    std::to_array<std::string_view>({"torch.cuda.stream", "torch.cuda.StreamContext", "torch.cuda.set_stream",
+                                     "torch.cuda.streams.StreamContext"});
+
+// Whether `expr` can only be the current stream: `torch.cuda.current_stream(...)`, None
+// (torch.cuda.stream(None) does nothing), a choice between those, or a name or attribute every
+// assignment of which is one.
+bool is_current_stream(const source::Expr& expr, const NameResolver& names, int depth = 0) {
+  if (depth > 8) {
+    return false;
+  }
+  if (const auto* constant = source::node_cast<source::Constant>(expr)) {
+    return constant->constant_kind == source::ConstantKind::none;
+  }
+  if (const auto* call = source::node_cast<source::Call>(expr)) {
+    return names.resolve(*call->func) == "torch.cuda.current_stream";
+  }
+  if (const auto* choice = source::node_cast<source::IfExp>(expr)) {
+    return is_current_stream(*choice->body, names, depth + 1) &&
+           is_current_stream(*choice->orelse, names, depth + 1);
+  }
+  if (expr.kind() != source::NodeKind::name && expr.kind() != source::NodeKind::attribute) {
+    return false;
+  }
+  const auto values = names.values_of(expr);
+  return !values.empty() && std::all_of(values.begin(), values.end(), [&](const source::Expr* value) {
+    return is_current_stream(*value, names, depth + 1);
+  });
+}
+
+// `with torch.cuda.stream(torch.cuda.current_stream(dev)):` changes nothing: the use is the callee of a
+// stream switch whose stream is the current one.
+bool switches_to_current_stream(const source::Expr& use, const std::string& origin,
+                                const NameResolver& names) {
+  if (!in_table(kStreamSwitches, origin)) {
+    return false;
+  }
+  const auto* call = source::node_cast<source::Call>(names.parent(use));
+  if (call == nullptr || call->func.get() != &use) {
+    return false;
+  }
+  const source::Expr* stream =
+      call->args.size() == 1 && call->keywords.empty() ? call->args[0].get() : nullptr;
+  if (call->args.empty() && call->keywords.size() == 1 && call->keywords[0]->name == "stream") {
+    stream = call->keywords[0]->value.get();
+  }
+  return stream != nullptr && is_current_stream(*stream, names);
+}
+
 }  // namespace
 
 std::string_view SideStreamRule::summary() const {
@@ -72,6 +123,9 @@ void SideStreamRule::check(const AnalysisContext& context, std::vector<Finding>&
   scan_forbidden_api(
       context, names, forbidden_api(), [](const ForbiddenImport& /*import*/) {},
       [&](const source::Expr& use, const Resolved& resolved) {
+        if (switches_to_current_stream(use, resolved.origin, names)) {
+          return;
+        }
         sink.add(severity,
                  describe(use, resolved.origin) + " uses a side stream or a CUDA graph" + std::string(kWhy),
                  use.location);

@@ -239,7 +239,11 @@ std::optional<std::string_view> module_match(std::string_view origin,
   return found == modules.end() ? std::nullopt : std::optional<std::string_view>(*found);
 }
 
-std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index, const ModuleTable& modules) {
+std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index, const ModuleTable& modules,
+                                               const ModuleTable* exceptions) {
+  const auto allowed = [exceptions](const std::string& origin) {
+    return exceptions != nullptr && exceptions->match(origin).has_value();
+  };
   std::vector<ForbiddenImport> found;
   const source::Stmt* previous = nullptr;
   for (const source::ImportInfo& info : index.imports) {
@@ -256,17 +260,21 @@ std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index,
     };
     if (const auto* import = source::node_cast<source::Import>(info.statement)) {
       for (const auto& alias : import->names) {
-        if (const auto match = modules.match(alias->name)) {
+        if (const auto match = modules.match(alias->name); match && !allowed(alias->name)) {
           add(*match);
         }
       }
     } else if (const auto* import_from = source::node_cast<source::ImportFrom>(info.statement);
                import_from != nullptr && import_from->level == 0) {
-      if (const auto match = modules.match(import_from->module)) {
-        add(*match);
-      }
       for (const auto& alias : import_from->names) {
-        if (const auto match = modules.match(import_from->module + "." + alias->name)) {
+        const std::string origin = import_from->module + "." + alias->name;
+        if (allowed(origin)) {
+          continue;  // an allowed member of a forbidden module
+        }
+        if (const auto match = modules.match(import_from->module)) {
+          add(*match);
+        }
+        if (const auto match = modules.match(origin)) {
           add(*match);
         }
       }
@@ -307,7 +315,7 @@ std::vector<ReadReference> read_references(const source::Module& module, const N
 void scan_forbidden_api(const AnalysisContext& context, const NameResolver& names, const ForbiddenApi& api,
                         const std::function<void(const ForbiddenImport&)>& report_import,
                         const std::function<void(const source::Expr&, const Resolved&)>& report_use) {
-  for (const ForbiddenImport& import : forbidden_imports(context.index, api.modules)) {
+  for (const ForbiddenImport& import : forbidden_imports(context.index, api.modules, &api.exceptions)) {
     report_import(import);
   }
   std::optional<std::vector<ReadReference>> own;
@@ -315,7 +323,9 @@ void scan_forbidden_api(const AnalysisContext& context, const NameResolver& name
                                ? *context.references
                                : own.emplace(read_references(context.module, names));
   for (const auto& [expr, resolved] : references) {
-    if (resolved.origin.empty() || api.exceptions.match(resolved.origin)) {
+    // What an allowed call returns is allowed too (`buf = _empty_strided_cuda(...)`, then `buf`).
+    const std::string_view callee = std::string_view(resolved.origin).substr(0, resolved.origin.find('('));
+    if (resolved.origin.empty() || api.exceptions.match(callee)) {
       continue;
     }
     const bool through_reported_import =

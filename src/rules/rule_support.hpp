@@ -88,7 +88,9 @@ struct ForbiddenImport {
 // Import statements anywhere in the module that import a module in `modules` (or something
 // inside one): `import a.b`, `import a.b as c`, `from a import b`, `from a.b import c` and
 // `from a import b` where a.b is listed. Relative imports never match.
-std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index, const ModuleTable& modules);
+// Names in `exceptions` (and inside them) are not reported: `from torch._C import <allowed member>`.
+std::vector<ForbiddenImport> forbidden_imports(const source::ModuleIndex& index, const ModuleTable& modules,
+                                               const ModuleTable* exceptions = nullptr);
 
 // "`a`", "`a` and `b`", "`a`, `b` and `c`".
 std::string quoted_list(const std::vector<std::string>& items);

@@ -217,9 +217,10 @@ constexpr auto kComputeTorchModules = std::to_array<std::string_view>(
     {"torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.sparse", "torch.masked",
      "torch.signal", "torch._refs", "torch._prims", "torch._decomp", "torch.ops"});
 
-// torch.ops entries that load code rather than compute: native-code reports them.
-constexpr auto kTorchOpsOwnedElsewhere =
-    std::to_array<std::string_view>({"torch.ops.load_library", "torch.ops.import_module"});
+// torch.ops entries that load code rather than compute (native-code reports them), and Inductor's view
+// helper that generated code calls (an as_strided of the same storage).
+constexpr auto kTorchOpsOwnedElsewhere = std::to_array<std::string_view>(
+    {"torch.ops.load_library", "torch.ops.import_module", "torch.ops.inductor._reinterpret_tensor"});
 
 // Tensor methods that compute (and their in-place forms with a trailing underscore). Views,
 // layout changes, copies, fills, dtype/device moves and queries (view, reshape, contiguous, to,

@@ -9,12 +9,12 @@
 #include <string_view>
 
 #include "runner/environment_variable.hpp"
+#include "runner/host_memory.hpp"
 
 namespace kforge::runner {
 namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
-constexpr double kDefaultMemoryGiB = 32.0;
 constexpr std::array kKnownLayers{kLayerNamespaces,     kLayerRlimits, kLayerCapabilities,  kLayerLandlock,
                                   kLayerLandlockScopes, kLayerSeccomp, kLayerMemoryWatchdog};
 
@@ -58,17 +58,32 @@ std::set<std::string> disabled_layers_from_environment() {
   return layers;
 }
 
-std::uint64_t memory_limit_from_environment() {
-  const std::string value = environment_variable("KFORGE_CANDIDATE_MEMORY_GIB");
-  double gib = kDefaultMemoryGiB;
-  if (!value.empty()) {
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), gib);
-    if (error != std::errc() || end != value.data() + value.size() || !(gib > 0.0)) {
-      throw std::runtime_error(fmt::format(
-          "KFORGE_CANDIDATE_MEMORY_GIB={} is not a positive number of GiB (e.g. 32 or 0.5)", value));
-    }
+namespace {
+
+// A positive number of GiB from `name`, in bytes; nullopt when unset.
+std::optional<std::uint64_t> gib_from_environment(const char* name) {
+  const std::string value = environment_variable(name);
+  if (value.empty()) {
+    return std::nullopt;
+  }
+  double gib = 0.0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), gib);
+  if (error != std::errc() || end != value.data() + value.size() || !(gib > 0.0)) {
+    throw std::runtime_error(
+        fmt::format("{}={} is not a positive number of GiB (e.g. 32 or 0.5)", name, value));
   }
   return static_cast<std::uint64_t>(gib * static_cast<double>(kGiB));
+}
+
+}  // namespace
+
+std::uint64_t memory_limit_from_environment() {
+  const auto configured = gib_from_environment("KFORGE_CANDIDATE_MEMORY_GIB");
+  return configured ? *configured : default_memory_limit(available_memory_bytes());
+}
+
+std::optional<std::uint64_t> gpu_memory_limit_from_environment() {
+  return gib_from_environment("KFORGE_CANDIDATE_GPU_MEMORY_GIB");
 }
 
 std::string to_string(SandboxMode mode) {

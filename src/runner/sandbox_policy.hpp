@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,8 +53,12 @@ struct SandboxPolicy {
 SandboxMode sandbox_mode_from_environment();
 // KFORGE_SANDBOX_DISABLE=layer,layer: layers switched off one by one, e.g. to find which breaks a GPU.
 std::set<std::string> disabled_layers_from_environment();
-// KFORGE_CANDIDATE_MEMORY_GIB (default 32): the candidate's resident-memory limit in bytes.
+// KFORGE_CANDIDATE_MEMORY_GIB: the candidate's resident-memory limit in bytes; unset, half the memory
+// still available to kforge (MemAvailable, lowered by its cgroup's limit), between 1 and 32 GiB.
 std::uint64_t memory_limit_from_environment();
+// KFORGE_CANDIDATE_GPU_MEMORY_GIB: the candidate's GPU memory limit in bytes; nullopt when unset (kforge
+// derives one from the problem's footprint: verify::candidate_gpu_memory_limit).
+std::optional<std::uint64_t> gpu_memory_limit_from_environment();
 
 std::string to_string(SandboxMode mode);
 

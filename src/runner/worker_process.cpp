@@ -573,7 +573,7 @@ std::optional<WorkerFailure> WorkerProcess::enforce_memory_limit() {
   if (!message) {
     return std::nullopt;
   }
-  auto failure = kill_and_reap(WorkerFailureKind::signaled, std::move(*message));
+  auto failure = kill_and_reap(WorkerFailureKind::memory_limit, std::move(*message));
   failure.signal = SIGKILL;
   return failure;
 }

@@ -39,9 +39,10 @@ struct WorkerLaunch {
 // The environment layer of a sandbox status: "on (only NAME, NAME, ...)".
 std::string environment_summary(const WorkerLaunch& launch);
 
-enum class WorkerFailureKind { timeout, exited, signaled, protocol, forged };
+enum class WorkerFailureKind { timeout, exited, signaled, protocol, forged, memory_limit };
 
-// Why a call got no reply: the worker hung, exited, was killed by a signal, or spoke nonsense.
+// Why a call got no reply: the worker hung, exited, was killed by a signal, spoke nonsense, or was killed
+// by the memory watchdog.
 struct WorkerFailure {
   WorkerFailureKind kind = WorkerFailureKind::protocol;
   std::string message;

@@ -16,6 +16,7 @@
 #include "schedule/evaluation_identity.hpp"
 #include "schedule/parallel_screening.hpp"
 #include "verify/eval_pipeline.hpp"
+#include "verify/gpu_memory_share.hpp"
 #include "verify/problem_session.hpp"
 #include "verify/timed_values.hpp"
 
@@ -76,15 +77,17 @@ struct DeviceState {
   std::size_t sessions = 0;  // judges alive on this device (guarded by the scheduling mutex)
 };
 
-// What one evaluation may use on the GPU: the candidate's CUDA context and workspace, its own copy of
-// inputs and outputs, the judge's cached references for it. Four times the inputs covers the usual
-// outputs-no-larger-than-inputs problem; the timing's input value sets come on top.
+// What one evaluation may use on the GPU: the candidate's capped share, its CUDA context and the judge's
+// copies it hands over (verify::evaluation_gpu_memory), plus the timing's input value sets. No load reply
+// (the problem failed to load): the evaluation reports that, and reserves the minimum.
 std::uint64_t evaluation_memory(const nlohmann::json& load) {
-  constexpr std::uint64_t kContextBytes = std::uint64_t{1} << 30;
-  constexpr std::uint64_t kInputCopies = 4;
-  // No load reply (the problem failed to load): the evaluation reports that, and reserves the minimum.
-  const std::uint64_t input_bytes = load.is_object() ? load.value("input_bytes", std::uint64_t{0}) : 0;
-  return kContextBytes + (kInputCopies + verify::timing_value_sets(input_bytes)) * input_bytes;
+  const std::uint64_t total =
+      load.is_object() && load.contains("gpu_memory") && load["gpu_memory"].is_object()
+          ? load["gpu_memory"].value("total", std::uint64_t{0})
+          : 0;
+  const auto footprint = verify::ProblemFootprint::from_load_reply(load);
+  return verify::evaluation_gpu_memory(footprint, total) +
+         verify::timing_value_sets(footprint.input_bytes) * footprint.input_bytes;
 }
 
 bool worth_retrying(const EvalOutcome& outcome) {

@@ -6,6 +6,7 @@
 #include "runner/environment_variable.hpp"
 #include "source/text_file.hpp"
 #include "store/content_hash.hpp"
+#include "verify/input_seeds.hpp"
 
 namespace kforge::schedule {
 namespace {
@@ -20,22 +21,26 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
                                               const runner::EnvironmentFacts& facts) {
   const std::string candidate =
       settings.candidate_text ? *settings.candidate_text : source::read_text_file(settings.candidate_path);
-  nlohmann::json relevant = {{"device_kind", facts.gpu == "cpu" ? "cpu" : "cuda"},
-                             {"trials", settings.trials},
-                             {"seed", settings.seed},
-                             {"atol", optional_number(settings.atol)},
-                             {"rtol", optional_number(settings.rtol)},
-                             {"small", settings.small},
-                             {"sizes", settings.sizes},
-                             {"timeout_s", settings.timeout_s},
-                             {"perf", settings.measure_performance},
-                             {"noise_target", settings.timing.noise_target},
-                             {"time_budget_s", settings.timing.time_budget_s},
-                             {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
-                             {"baseline", settings.baseline},
-                             {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
-                             {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
-                             {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")}};
+  nlohmann::json relevant = {
+      {"device_kind", facts.gpu == "cpu" ? "cpu" : "cuda"},
+      {"trials", settings.trials},
+      {"seed", settings.seed},
+      {"input_key", verify::process_input_key().fingerprint},
+      {"atol", optional_number(settings.atol)},
+      {"rtol", optional_number(settings.rtol)},
+      {"small", settings.small},
+      {"sizes", settings.sizes},
+      {"timeout_s", settings.timeout_s},
+      {"perf", settings.measure_performance},
+      {"noise_target", settings.timing.noise_target},
+      {"time_budget_s", settings.timing.time_budget_s},
+      {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
+      {"generalise", settings.generalise},
+      {"baseline", settings.baseline},
+      {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
+      {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
+      {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")},
+      {"gpu_memory_gib", runner::environment_variable("KFORGE_CANDIDATE_GPU_MEMORY_GIB")}};
   return {store::sha256_hex(source::read_text_file(settings.problem_path)), store::sha256_hex(candidate),
           facts.gpu, facts.versions, std::move(relevant)};
 }

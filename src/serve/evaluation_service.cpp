@@ -1,5 +1,6 @@
 #include "serve/evaluation_service.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "reward/reward_formulas.hpp"
@@ -65,6 +66,8 @@ std::string EvaluationService::submit(const EvaluationRequest& request, nlohmann
     job.settings.problem_path = request.problem;
     job.settings.candidate_path = "<inline>";
     job.settings.candidate_text = request.completions[i];
+    job.settings.max_candidate_bytes =
+        std::min<std::uintmax_t>(job.settings.max_candidate_bytes, request.max_completion_bytes);
     work.push_back(std::move(job));
   }
   // Runs on the engine's threads (or inside submit): nothing may escape, or the service would stop.

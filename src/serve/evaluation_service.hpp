@@ -24,6 +24,7 @@ struct ServiceOptions {
 struct EvaluationRequest {
   std::filesystem::path problem;
   std::vector<std::string> completions;
+  std::size_t max_completion_bytes = verify::kMaxCandidateBytes;  // larger ones are rejected (extract)
   reward::RewardSpec reward;
   bool include_verdict = false;
 };

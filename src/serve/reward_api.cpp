@@ -183,12 +183,11 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
       return json_error(400, "bad-request",
                         "every completion must be a string, got " + type_name(completion));
     }
-    if (completion.get_ref<const std::string&>().size() > limits_.max_source_bytes) {
-      return json_error(413, "completion-too-large",
-                        fmt::format("a completion is at most {} bytes", limits_.max_source_bytes));
-    }
     request.completions.push_back(completion.get<std::string>());
   }
+  // A completion over the limit is the policy's answer, so it gets a rejection (candidate-too-large),
+  // not an error that would fail the whole request.
+  request.max_completion_bytes = limits_.max_source_bytes;
   try {
     request.reward = reward::parse_reward_spec(body.value("reward", nlohmann::json(nullptr)));
   } catch (const std::invalid_argument& error) {

@@ -776,9 +776,10 @@ class IndexBuilder {
     }
     if (parts.size() == 2) {
       if (const auto class_scope = lookup_class(scope, parts.front())) {
-        // `Fn.apply(x)` runs the forward (and backward) of a torch.autograd.Function subclass.
+        // `Fn.apply(x)` runs the forward of a torch.autograd.Function subclass. Its backward never runs
+        // in an evaluation (forward is called under torch.no_grad), so it is not reachable.
         if (parts.back() == "apply") {
-          add_methods(*class_scope, {"forward", "backward"}, found);
+          add_methods(*class_scope, {"forward", "setup_context"}, found);
         }
         add_methods(*class_scope, {parts.back()}, found);
       }

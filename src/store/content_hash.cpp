@@ -1,6 +1,7 @@
 #include "store/content_hash.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <array>
 #include <fstream>
@@ -26,12 +27,7 @@ void update(EVP_MD_CTX* context, std::string_view bytes) {
   }
 }
 
-std::string finish(EVP_MD_CTX* context) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (EVP_DigestFinal_ex(context, digest.data(), &length) != 1) {
-    throw std::runtime_error("OpenSSL SHA-256 final failed");
-  }
+std::string to_hex(const unsigned char* digest, unsigned int length) {
   static constexpr std::string_view kHex = "0123456789abcdef";
   std::string text;
   text.reserve(std::size_t{length} * 2);
@@ -42,12 +38,33 @@ std::string finish(EVP_MD_CTX* context) {
   return text;
 }
 
+std::string finish(EVP_MD_CTX* context) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(context, digest.data(), &length) != 1) {
+    throw std::runtime_error("OpenSSL SHA-256 final failed");
+  }
+  return to_hex(digest.data(), length);
+}
+
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
   auto context = new_context();
   update(context.get(), bytes);
   return finish(context.get());
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  const std::vector<unsigned char> bytes(message.begin(), message.end());
+  const auto* result = HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), bytes.data(),
+                            bytes.size(), digest.data(), &length);
+  if (result == nullptr) {
+    throw std::runtime_error("OpenSSL HMAC-SHA-256 failed");
+  }
+  return to_hex(digest.data(), length);
 }
 
 std::string sha256_of_files(const std::vector<std::filesystem::path>& files) {

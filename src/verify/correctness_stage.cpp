@@ -21,6 +21,9 @@ std::string call_failure_summary(int trial, const CallResult& call, double timeo
   if (call.kind == "crashed") {
     return fmt::format("trial {}: the candidate process crashed: {}", trial, call.message);
   }
+  if (call.kind == "memory_limit" || call.kind == "gpu_memory_limit") {
+    return fmt::format("trial {}: {}", trial, call.message);
+  }
   if (call.kind == "exited") {
     return fmt::format("trial {}: the candidate process ended during forward: {}", trial, call.message);
   }
@@ -79,9 +82,11 @@ nlohmann::json tolerance_request(const EvalSettings& settings) {
 // One trial; returns false (with the stage or the evaluation marked) when it did not pass.
 bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, ErrorTotals& totals) {
   const auto start = Clock::now();
+  // The verdict names the trial by its public label; the inputs come from a seed only kforge knows.
   const auto seed = context.settings.seed + 1 + static_cast<std::uint64_t>(trial);
   auto& stage = context.verdict.stage(StageName::correctness);
-  const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", seed}});
+  const auto inputs =
+      context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", context.seeds.trial(trial)}});
   if (!inputs.ok) {
     context.fail_evaluation("problem",
                             fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
@@ -151,8 +156,8 @@ bool run_correctness_stage(EvalContext& context) {
     context.progress(StageName::correctness, fmt::format("trial {}/{}", trial + 1, context.settings.trials));
     all_passed = run_trial(context, trial, trial_log, totals);
   }
-  stage.duration_s = seconds_since(start);
   stage.details["trials"] = std::move(trial_log);
+  stage.duration_s = seconds_since(start);
   stage.details["worst_rel_l2_error"] = totals.worst_rel_l2;
   stage.details["worst_max_abs_error"] = totals.worst_abs;
   if (all_passed) {

@@ -22,6 +22,12 @@ std::string check_for_call(const CallResult& call) {
   if (call.kind == "compile_error") {
     return "compile-error";
   }
+  if (call.kind == "gpu_memory_limit") {
+    return "gpu-memory-limit";
+  }
+  if (call.kind == "memory_limit") {
+    return "memory-limit";
+  }
   return call.kind.empty() ? "worker-error" : call.kind;
 }
 
@@ -33,6 +39,9 @@ CallResult EvalContext::judge_call(nlohmann::json request) const {
   }
   request["transfer_dir"] = transfer_dir;
   request["evaluation"] = evaluation_id;
+  if (const auto op = request.value("op", ""); op == "start_trial" || op == "refresh_trial") {
+    request["perturbed"] = parameters_perturbed;
+  }
   const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
   gpu_wait_s += std::chrono::duration<double>(use.waited()).count();
   return session->call(request, call_timeout());

@@ -8,6 +8,7 @@
 #include "runner/worker_process.hpp"
 #include "verify/eval_observer.hpp"
 #include "verify/eval_settings.hpp"
+#include "verify/input_seeds.hpp"
 #include "verify/problem_session.hpp"
 #include "verify/runtime_evidence.hpp"
 #include "verify/verdict.hpp"
@@ -34,6 +35,9 @@ struct EvalContext {
   mutable double gpu_wait_s = 0.0;
   RuntimeEvidence evidence;  // traces of the candidate's forward calls, filled by correctness and runtime
   EvalObserver* observer = nullptr;  // who watches this evaluation live (kforge eval's terminal); may be null
+  InputSeeds seeds{process_input_key(), settings.seed};  // every input seed, from the secret key
+  // The reference runs with perturbed parameters unless ModelNew's could not be found (lenient only).
+  bool parameters_perturbed = true;
 
   // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
   // transfer folder added; on a GPU the call counts as shared use of the gate.

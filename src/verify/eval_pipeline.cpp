@@ -17,6 +17,7 @@
 #include "verify/correctness_stage.hpp"
 #include "verify/entry_point_names.hpp"
 #include "verify/eval_context.hpp"
+#include "verify/gpu_memory_share.hpp"
 #include "verify/performance_stage.hpp"
 #include "verify/runtime_stage.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-constexpr std::uintmax_t kMaxSourceBytes = std::uintmax_t{16} * 1024 * 1024;
+constexpr std::uintmax_t kMaxProblemBytes = std::uintmax_t{16} * 1024 * 1024;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -40,12 +41,6 @@ std::optional<std::string> read_source(const fs::path& path, const char* role, V
         "usage", fmt::format("{} file {} does not exist or is not a regular file", role, path.string())};
     return std::nullopt;
   }
-  if (fs::file_size(path, error) > kMaxSourceBytes) {
-    verdict.outcome = Outcome::error;
-    verdict.error =
-        EvaluationError{"usage", fmt::format("{} file {} is larger than 16 MiB", role, path.string())};
-    return std::nullopt;
-  }
   std::ifstream stream(path, std::ios::binary);
   std::ostringstream text;
   text << stream.rdbuf();
@@ -57,23 +52,57 @@ std::optional<std::string> read_source(const fs::path& path, const char* role, V
   return text.str();
 }
 
-// The candidate's text: given inline (a batch line's completion) or read from its file.
+// A candidate too large to be code is the candidate's fault: a rejection at the extract stage (with
+// its own check id), never a usage error, so batches and rewards count it as a wrong answer.
+void reject_oversized_candidate(std::uintmax_t size, std::uintmax_t limit, Verdict& verdict) {
+  auto& stage = verdict.stage(StageName::extract);
+  stage.status = StageStatus::failed;
+  stage.summary =
+      fmt::format("the candidate is {} bytes, more than the {} bytes a candidate may have", size, limit);
+  stage.findings.push_back({"candidate-too-large", rules::Severity::reject, stage.summary, {0, 0}});
+  verdict.outcome = Outcome::rejected;
+}
+
+// The candidate's text: given inline (a batch line's completion) or read from its file; nullopt when
+// the verdict is already decided (an oversized candidate is rejected, an unreadable file an error).
 std::optional<std::string> read_candidate(const EvalSettings& settings, Verdict& verdict) {
-  if (!settings.candidate_text) {
-    return read_source(settings.candidate_path, "candidate", verdict);
+  const auto limit = settings.max_candidate_bytes;
+  if (settings.candidate_text) {
+    if (settings.candidate_text->size() > limit) {
+      reject_oversized_candidate(settings.candidate_text->size(), limit, verdict);
+      return std::nullopt;
+    }
+    return *settings.candidate_text;
   }
-  if (settings.candidate_text->size() > kMaxSourceBytes) {
-    verdict.outcome = Outcome::error;
-    verdict.error = EvaluationError{"usage", "the candidate text is larger than 16 MiB"};
+  std::error_code error;
+  const auto size = fs::is_regular_file(settings.candidate_path, error)
+                        ? fs::file_size(settings.candidate_path, error)
+                        : std::uintmax_t{0};
+  if (!error && size > limit) {
+    reject_oversized_candidate(size, limit, verdict);
     return std::nullopt;
   }
-  return *settings.candidate_text;
+  return read_source(settings.candidate_path, "candidate", verdict);
+}
+
+// The problem's source; a problem file over the size limit is a usage error (the user's input).
+std::optional<std::string> read_problem(const EvalSettings& settings, Verdict& verdict) {
+  std::error_code error;
+  if (fs::is_regular_file(settings.problem_path, error) &&
+      fs::file_size(settings.problem_path, error) > kMaxProblemBytes) {
+    verdict.outcome = Outcome::error;
+    verdict.error = EvaluationError{
+        "usage", fmt::format("problem file {} is larger than 16 MiB", settings.problem_path.string())};
+    return std::nullopt;
+  }
+  return read_source(settings.problem_path, "problem", verdict);
 }
 
 nlohmann::json settings_json(const EvalSettings& settings) {
   return {{"device", settings.device},
           {"trials", settings.trials},
           {"seed", settings.seed},
+          {"input_key", process_input_key().describe()},
           {"atol", settings.atol ? nlohmann::json(*settings.atol) : nlohmann::json(nullptr)},
           {"rtol", settings.rtol ? nlohmann::json(*settings.rtol) : nlohmann::json(nullptr)},
           {"small", settings.small},
@@ -81,6 +110,7 @@ nlohmann::json settings_json(const EvalSettings& settings) {
           {"timeout_s", settings.timeout_s},
           {"compile_timeout_s", settings.compile_timeout_s()},
           {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
+          {"generalise", settings.generalise},
           {"noise_target", settings.timing.noise_target},
           {"time_budget_s", settings.timing.time_budget_s}};
 }
@@ -94,6 +124,7 @@ std::optional<source::ExtractedCode> run_extract_stage(const std::string& text, 
   if (!extracted.ok()) {
     stage.status = StageStatus::failed;
     stage.summary = extracted.error;
+    stage.findings.push_back({"no-candidate-code", rules::Severity::reject, extracted.error, {0, 0}});
     verdict.outcome = Outcome::rejected;
     return std::nullopt;
   }
@@ -146,27 +177,71 @@ bool run_static_stage(const source::ExtractedCode& code, const std::string& prob
   return true;
 }
 
-// Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs. Its calls
-// get the compile allowance: the first one waits for the worker to start (Python, torch).
-bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) {
+// The GPU memory the candidate may hold, from the problem's footprint on the device (the judge's load).
+std::uint64_t gpu_memory_limit(const ProblemSession& session) {
+  const auto& load = session.load_reply();
+  const auto memory = load.value("gpu_memory", nlohmann::json::object());
+  const std::uint64_t total = memory.is_object() ? memory.value("total", std::uint64_t{0}) : 0;
+  return candidate_gpu_memory_limit(ProblemFootprint::from_load_reply(load), total);
+}
+
+// After ModelNew is built: the candidate worker found (or not) the reference's perturbed parameters in
+// it. Unfound ones reject under strict (`parameter-perturbation`); under lenient both sides keep their
+// default values and the verdict warns.
+bool accept_parameter_perturbation(EvalContext& context, const nlohmann::json& report) {
+  auto& stage = context.verdict.stage(StageName::compile);
+  stage.details["parameter_perturbation"] = report;
+  const auto unmatched = report.value("unmatched", nlohmann::json::array());
+  if (unmatched.empty()) {
+    return true;
+  }
+  const std::string message = fmt::format(
+      "kforge perturbs the model's parameters before the trials (the same values on both sides), but "
+      "ModelNew holds no tensor matching {} of Model's by name or by its initial values: keep each "
+      "parameter as a parameter or buffer (any name) and derive other layouts in forward",
+      fmt::join(unmatched, ", "));
+  if (context.settings.profile == rules::Profile::strict) {
+    context.reject_stage(StageName::compile, "[parameter-perturbation] " + message,
+                         {{"parameter-perturbation", rules::Severity::reject, message, {0, 0}}});
+    return false;
+  }
+  stage.findings.push_back({"parameter-perturbation",
+                            rules::Severity::warn,
+                            message + "; lenient profile: the trials use the default parameters",
+                            {0, 0}});
+  context.parameters_perturbed = false;
+  return true;
+}
+
+// Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs, then set the
+// reference's perturbed parameters in it. Its calls get the compile allowance: the first one waits for
+// the worker to start (Python, torch).
+bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
   const auto allowance = context.compile_timeout();
   // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
-  const auto prepare = context.candidate_call_outside_gate(
-      {{"op", "prepare"}, {"device", context.verdict.device["device"]}}, allowance);
+  nlohmann::json prepare_request = {{"op", "prepare"}, {"device", context.verdict.device["device"]}};
+  if (context.on_gpu) {  // the candidate's share of GPU memory, capped before its code is imported
+    const auto limit = gpu_memory_limit(*context.session);
+    prepare_request["gpu_memory_limit"] = limit;
+    stage.details["gpu_memory_limit_bytes"] = limit;
+  }
+  const auto prepare = context.candidate_call_outside_gate(prepare_request, allowance);
   stage.details["device_setup_s"] = seconds_since(start);
   context.progress(StageName::compile, "importing the candidate and building ModelNew");
   const auto load =
-      !prepare.ok ? prepare
-                  : context.candidate_call({{"op", "load"},
-                                            {"device", context.verdict.device["device"]},
-                                            {"transfer_dir", context.transfer_dir},
-                                            {"candidate_path", context.candidate_code_path},
-                                            {"seed", context.settings.seed},
-                                            {"init_inputs", init_inputs},
-                                            {"forward_arity", context.session->load_reply()["input_count"]}},
-                                           allowance);
+      !prepare.ok
+          ? prepare
+          : context.candidate_call({{"op", "load"},
+                                    {"device", context.verdict.device["device"]},
+                                    {"transfer_dir", context.transfer_dir},
+                                    {"candidate_path", context.candidate_code_path},
+                                    {"seed", context.settings.seed},
+                                    {"init_inputs", init["init_inputs"]},
+                                    {"parameters", init.value("parameters", nlohmann::json::object())},
+                                    {"forward_arity", context.session->load_reply()["input_count"]}},
+                                    allowance);
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {
@@ -176,8 +251,14 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) 
     context.fail_stage(StageName::compile, load.kind + ": " + load.message, load);
     return false;
   }
+  if (!accept_parameter_perturbation(context, load.body.value("perturbation", nlohmann::json::object()))) {
+    return false;
+  }
   stage.status = StageStatus::passed;
-  stage.summary = fmt::format("ModelNew built ({:.1f} s)", stage.duration_s);
+  const auto perturbed = stage.details["parameter_perturbation"].value("perturbed", 0);
+  stage.summary =
+      fmt::format("ModelNew built ({:.1f} s){}", stage.duration_s,
+                  perturbed > 0 ? fmt::format("; {} parameter tensor(s) perturbed", perturbed) : "");
   return true;
 }
 
@@ -257,6 +338,15 @@ bool counting_gpu_wait(EvalContext& context, StageName name, const std::function
   return passed;
 }
 
+// What the candidate must never read: the problem (the reference) and the input key.
+std::vector<fs::path> secret_paths(const EvalSettings& settings) {
+  std::vector<fs::path> paths{settings.problem_path};
+  if (const auto& key = process_input_key(); key.file) {
+    paths.push_back(*key.file);
+  }
+  return paths;
+}
+
 void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
                        ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote,
                        EvalObserver* observer) {
@@ -298,13 +388,12 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   context.progress(StageName::compile, "starting the candidate's worker");
   auto candidate = start_candidate(
       zygote, session, scratch,
-      {{session.judge_pid()}, settings.timeout_s, {settings.problem_path}, scratch.transfer_directory()},
+      {{session.judge_pid()}, settings.timeout_s, secret_paths(settings), scratch.transfer_directory()},
       context.on_gpu);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
   context.candidate = &candidate;
   const bool reached_timing =
-      counting_gpu_wait(context, StageName::compile,
-                        [&] { return run_compile_stage(context, init.body["init_inputs"]); }) &&
+      counting_gpu_wait(context, StageName::compile, [&] { return run_compile_stage(context, init.body); }) &&
       counting_gpu_wait(context, StageName::correctness, [&] { return run_correctness_stage(context); }) &&
       counting_gpu_wait(context, StageName::runtime, [&] { return run_runtime_stage(context); });
   if (!reached_timing) {
@@ -331,7 +420,7 @@ Verdict new_verdict(const EvalSettings& settings) {
 // goes on to the worker stages, nullopt when the verdict is already decided.
 std::optional<std::string> screened_code(const EvalSettings& settings, Verdict& verdict,
                                          EvalObserver* observer = nullptr) {
-  const auto problem_text = read_source(settings.problem_path, "problem", verdict);
+  const auto problem_text = read_problem(settings, verdict);
   const auto candidate_text = problem_text ? read_candidate(settings, verdict) : std::nullopt;
   if (!candidate_text) {
     return std::nullopt;

@@ -16,13 +16,16 @@ namespace kforge::verify {
 // a worker (Python, importing torch and triton) is kforge's own cost and grows with the machine's load
 // and a cold file cache, so a short --timeout meant for a hanging forward must not fire there first.
 inline constexpr double kMinCompileTimeoutS = 120.0;
+// A candidate larger than this is rejected at the extract stage (`candidate-too-large`).
+inline constexpr std::uintmax_t kMaxCandidateBytes = std::uintmax_t{16} * 1024 * 1024;
 
 // Everything `kforge eval` needs to judge one candidate against one problem.
 struct EvalSettings {
   std::filesystem::path problem_path;
   std::filesystem::path candidate_path;
   std::optional<std::string> candidate_text;  // inline candidate (e.g. an LLM completion); else the file
-  std::string device = "auto";                // auto | cpu | cuda:N
+  std::uintmax_t max_candidate_bytes = kMaxCandidateBytes;  // larger candidates are rejected (extract)
+  std::string device = "auto";                              // auto | cpu | cuda:N
   int trials = 5;
   std::uint64_t seed = 42;
   std::optional<double> atol;
@@ -33,6 +36,7 @@ struct EvalSettings {
   bool measure_performance = true;
   measure::TimingPolicyConfig timing;
   rules::Profile profile = rules::Profile::strict;
+  bool generalise = true;          // run the generalisation trial (other sizes and constructor numbers)
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   std::optional<std::filesystem::path> python;
 

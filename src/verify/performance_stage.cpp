@@ -26,7 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kTimingTrial = 1'000'000;  // trial id of the timing inputs, apart from correctness trials
-constexpr std::uint64_t kTimingSeedOffset = 10'007;
 constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
 constexpr double kMinDriftTolerance = 0.02;   // a stored baseline is replaced past this relative change
 constexpr std::size_t kMinPairedRounds = 10;  // rounds before convergence may stop the measurement
@@ -461,12 +460,11 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
 }
 
 // More value sets for the timing inputs (the judge gives fewer when they do not fit or differ in shape).
-std::pair<std::size_t, nlohmann::json> prepare_value_sets(EvalContext& context, std::uint64_t seed,
-                                                          std::uint64_t input_bytes) {
+std::pair<std::size_t, nlohmann::json> prepare_value_sets(EvalContext& context, std::uint64_t input_bytes) {
   const auto wanted = timing_value_sets(input_bytes);
   nlohmann::json seeds = nlohmann::json::array();
   for (std::size_t i = 1; i < wanted; ++i) {
-    seeds.push_back(seed + i);
+    seeds.push_back(context.seeds.timing(static_cast<int>(i)));
   }
   const auto sets = context.judge_call({{"op", "add_value_sets"},
                                         {"trial", kTimingTrial},
@@ -510,14 +508,14 @@ void run_performance_stage(EvalContext& context) {
   }
   const auto start = Clock::now();
   // Inputs are made, and the timed outputs checked, in shared use: only the timing rounds hold the GPU
-  const auto seed = context.settings.seed + kTimingSeedOffset;
-  const auto inputs = context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", seed}});
+  const auto inputs =
+      context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", context.seeds.timing()}});
   if (!inputs.ok) {
     context.fail_evaluation("problem", "the judge could not prepare timing inputs: " + inputs.message);
     return;
   }
   const auto [value_set_count, value_sets] =
-      prepare_value_sets(context, seed, tensor_bytes(inputs.body.value("inputs", nlohmann::json::array())));
+      prepare_value_sets(context, tensor_bytes(inputs.body.value("inputs", nlohmann::json::array())));
   AlternatingTimer timer(context, value_set_count);
   const auto rounds = time_alone(context, timer, inputs.body["inputs"], value_sets);
   const bool honest = rounds && timing_was_honest(context, timer, rounds->state);

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "runner/worker_launch.hpp"
+#include "verify/input_seeds.hpp"
 
 namespace kforge::verify {
 namespace {
@@ -52,14 +53,14 @@ void ProblemSession::start(const EvalSettings& settings) {
   const bool cpu_requested = settings.device == "cpu";
   judge_.emplace(runner::WorkerProcess::start(
       runner::make_worker_launch(runner::WorkerRole::judge, *python_, scratch_->directory(), cpu_requested)));
-  const auto load = call_worker(*judge_,
-                                {{"op", "load"},
-                                 {"device", settings.device},
-                                 {"problem_path", problem_path_.string()},
-                                 {"seed", settings.seed},
-                                 {"small", settings.small},
-                                 {"sizes", nlohmann::json(settings.sizes)}},
-                                load_timeout(settings));
+  load_request_ = {{"op", "load"},
+                   {"device", settings.device},
+                   {"problem_path", problem_path_.string()},
+                   {"seed", settings.seed},
+                   {"small", settings.small},
+                   {"sizes", nlohmann::json(settings.sizes)},
+                   {"perturbation_seed", InputSeeds(process_input_key(), settings.seed).perturbation()}};
+  const auto load = call_worker(*judge_, load_request_, load_timeout(settings));
   if (load.ok) {
     load_reply_ = load.body;
     device_ = load.body["device"];
@@ -103,6 +104,24 @@ CallResult ProblemSession::call(const nlohmann::json& request, std::chrono::mill
     lost_reason_ = fmt::format("during '{}': {}", request.value("op", "?"), result.message);
   }
   return result;
+}
+
+nlohmann::json ProblemSession::generalisation(std::chrono::milliseconds timeout) {
+  const std::lock_guard once(generalisation_mutex_);
+  if (generalisation_) {
+    return *generalisation_;
+  }
+  auto request = load_request_;
+  request["op"] = "load_generalisation";
+  const auto reply = call(request, timeout);
+  if (reply.ok) {
+    generalisation_ = reply.body;
+  } else if (!reply.process_lost) {  // the judge is fine: the instance just cannot be built
+    generalisation_ = nlohmann::json{{"possible", false}, {"reason", reply.message}};
+  } else {
+    return {{"possible", false}, {"reason", reply.message}, {"judge_lost", true}};
+  }
+  return *generalisation_;
 }
 
 void ProblemSession::end_evaluation(const std::string& evaluation_id, std::chrono::milliseconds timeout) {

@@ -55,6 +55,10 @@ class ProblemSession {
 
   // One request to the judge, serialised with every other evaluation's.
   CallResult call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+  // The generalisation trial's instance of the problem (other sizes and constructor numbers), built in
+  // the same judge on first use and kept for every later candidate: the judge's reply, with
+  // "possible": false and a "reason" when no instance could be built.
+  nlohmann::json generalisation(std::chrono::milliseconds timeout);
   // Frees what the judge holds for one evaluation (its trials and init buffers).
   void end_evaluation(const std::string& evaluation_id, std::chrono::milliseconds timeout);
   // True once the judge process died or hung: the session must not be used again.
@@ -73,7 +77,10 @@ class ProblemSession {
   std::optional<runner::ScratchSpace> scratch_;
   std::optional<runner::WorkerProcess> judge_;
   std::optional<EvaluationError> load_error_;
+  nlohmann::json load_request_;
   nlohmann::json load_reply_;
+  std::optional<nlohmann::json> generalisation_;  // cached load_generalisation reply
+  std::mutex generalisation_mutex_;               // one load_generalisation, whoever asks first
   nlohmann::json device_;
   bool on_gpu_ = false;
   bool lost_ = false;

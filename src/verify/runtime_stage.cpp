@@ -7,13 +7,13 @@
 
 #include "verify/correctness_stage.hpp"
 #include "verify/input_attributes.hpp"
+#include "verify/generalisation_trial.hpp"
 
 namespace kforge::verify {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kProbeTrial = 2'000'000;  // trial id of the runtime probes, apart from the others
-constexpr std::uint64_t kProbeSeedOffset = 20'011;
 constexpr source::SourceLocation kNoLocation{0, 0};
 
 nlohmann::json check_request(const EvalContext& context, const CallResult& run) {
@@ -62,14 +62,14 @@ class RuntimeProbes {
 
   // False when the evaluation itself failed (stage or evaluation already marked).
   bool run(std::vector<rules::Finding>& findings, nlohmann::json& details) {
-    const auto seed = context_.settings.seed + kProbeSeedOffset;
-    const auto inputs = context_.judge_call({{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", seed}});
+    const auto inputs = context_.judge_call(
+        {{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", context_.seeds.probe()}});
     if (!inputs.ok) {
       context_.fail_evaluation("problem", "the judge could not prepare the runtime probe: " + inputs.message);
       return false;
     }
-    const bool ok =
-        baseline(inputs.body["inputs"]) && refresh(seed + 1, findings, details) && ghost(findings, details);
+    const bool ok = baseline(inputs.body["inputs"]) && refresh(context_.seeds.refresh(), findings, details) &&
+                    ghost(findings, details);
     context_.candidate_call({{"op", "release"}});
     context_.judge_call({{"op", "end_trial"}, {"trial", kProbeTrial}});
     return ok;
@@ -163,7 +163,8 @@ bool run_runtime_stage(EvalContext& context) {
   context.progress(StageName::runtime, "tracing forward, input refresh and ghost replay");
   std::vector<rules::Finding> findings;
   nlohmann::json details = nlohmann::json::object();
-  const bool probed = RuntimeProbes(context).run(findings, details);
+  const bool probed =
+      RuntimeProbes(context).run(findings, details) && run_generalisation_trial(context, findings, details);
   auto trace_findings = runtime_findings(context.evidence);  // trials and probes
   const auto attribute_findings = input_attribute_findings(context.evidence.traces);
   trace_findings.insert(trace_findings.end(), attribute_findings.begin(), attribute_findings.end());
@@ -196,6 +197,9 @@ bool run_runtime_stage(EvalContext& context) {
                            : std::string(),
       details.value("input_refresh", std::string("n/a")),
       details.value("ghost_replay", std::string("n/a")).substr(0, 6));
+  if (const auto found = details.find("generalisation"); found != details.end() && found->is_object()) {
+    stage.summary += "; generalisation " + found->value("status", std::string("n/a"));
+  }
   if (!stage.findings.empty()) {
     stage.summary += fmt::format(" ({} warning(s))", stage.findings.size());
   }

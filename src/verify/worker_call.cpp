@@ -20,6 +20,8 @@ std::string failure_kind(runner::WorkerFailureKind kind) {
       return "protocol";
     case runner::WorkerFailureKind::forged:
       return "reply-forged";
+    case runner::WorkerFailureKind::memory_limit:
+      return "memory_limit";
   }
   return "protocol";
 }

@@ -40,6 +40,25 @@ TEST(BatchMetrics, WithoutTimingsFastPAboveZeroIsUnknownNotZero) {
   EXPECT_FALSE(metrics.geomean_speedup.has_value());
 }
 
+TEST(BatchMetrics, AnErrorIsLeftOutOfEveryRateNotCountedAsARejection) {
+  const SampleResult error{"b", "error", false, false, {}};
+  const auto metrics =
+      compute_metrics({result("a", true, 2.0), result("a", false, {}), error, result("c", false, {}), error});
+  EXPECT_EQ(metrics.samples, 5U);
+  EXPECT_EQ(metrics.errors, 2U);
+  EXPECT_EQ(metrics.judged, 3U);
+  EXPECT_NEAR(metrics.correct_rate, 1.0 / 3.0, 1e-12) << "errors are not in the denominator";
+  EXPECT_NEAR(metrics.compile_rate, 1.0, 1e-12);
+  // Problem b has only errors: it says nothing about pass@1, which averages a (0.5) and c (0).
+  EXPECT_NEAR(metrics.pass_at_k.at("pass@1"), 0.25, 1e-12);
+}
+
+TEST(BatchMetrics, OnlyErrorsGiveNoRates) {
+  const auto metrics = compute_metrics({{"a", "error", false, false, {}}});
+  EXPECT_EQ(metrics.judged, 0U);
+  EXPECT_TRUE(metrics.pass_at_k.empty());
+}
+
 TEST(BatchMetrics, ReadsAVerdictDocument) {
   const nlohmann::json verdict = {
       {"outcome", "accepted"}, {"speedup", 1.7}, {"stages", {{{"name", "compile"}, {"status", "passed"}}}}};

@@ -137,16 +137,149 @@ from functools import cache
 
 class ModelNew(nn.Module):
     @cache
-    def helper(self, n):
-        return n
+    def helper(self, x):
+        return x.sum()
 
     def forward(self, x):
         return launch_copy(x)
 )PY");
   expect_one_at(method_source, "cache\n    def");
+  // A memoised function that returns tensors is an output or workspace cache, whatever its key.
+  expect_one_at(forward_body("        return slot(x.numel(), x.device)\n", R"PY(
+import functools
+
+
+@functools.lru_cache(maxsize=8)
+def slot(n, device):
+    return torch.empty(n, device=device)
+)PY"),
+                "functools.lru_cache");
   expect_one_at(forward_body("        return CACHED(x)\n",
                              "\nimport functools\nCACHED = functools.cache(launch_copy)\n"),
                 "functools.cache(");
+}
+
+TEST(CachedStateInForwardRule, LaunchMetadataMayBeCached) {
+  // Honest shapes seen in candidates nobody on the team wrote: caches of launch metadata, not results.
+  const std::vector<std::string> honest = {
+      // a per-shape launch-grid cache on self
+      forward_body(R"PY(        M, N = x.shape
+        key = (M, N, x.dtype)
+        grid = self.cache.get(key)
+        if grid is None:
+            grid = (triton.cdiv(M, 64), triton.cdiv(N, 128))
+            self.cache[key] = grid
+        return launch_copy(x)
+)PY"),
+      // the SM count read once and kept on self
+      forward_body(R"PY(        if self.calls == 0:
+            self.num_sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        return launch_copy(x)
+)PY"),
+      // the current stream handle kept on self, and a setdefault of a block size
+      forward_body(R"PY(        self.stream = torch.cuda.current_stream(x.device)
+        self.cache.setdefault(x.shape[-1], min(triton.next_power_of_2(x.shape[-1]), 4096))
+        return launch_copy(x)
+)PY"),
+      // a module-level dict of integer launch metadata filled by a helper
+      forward_body("        config = config_for(x.numel())\n        return launch_copy(x)\n", R"PY(
+_CONFIGS = {}
+BLOCK = 1024
+
+
+def config_for(n):
+    config = _CONFIGS.get(n)
+    if config is None:
+        block = min(BLOCK, triton.next_power_of_2(n))
+        config = {"block": block, "warps": 4 if block <= 1024 else 8, "grid": (triton.cdiv(n, block),)}
+        _CONFIGS[n] = config
+    return config
+)PY"),
+      // functools.lru_cache of integer launch metadata (SM count, a split for a size)
+      forward_body("        sms = num_sms(x.device.index or 0)\n        parts = split_for(x.numel(), sms)\n"
+                   "        return launch_copy(x)\n",
+                   R"PY(
+import functools
+import math
+
+
+@functools.lru_cache(maxsize=None)
+def num_sms(index):
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+@functools.lru_cache(maxsize=64)
+def split_for(n, sms):
+    return max(1, min(sms, math.ceil(n / 4096)))
+)PY")};
+  for (const auto& source : honest) {
+    const std::vector<Finding> findings = check(source);
+    EXPECT_TRUE(findings.empty()) << source << findings.front().message;
+  }
+}
+
+TEST(CachedStateInForwardRule, AnExceptHandlerMayAdaptLaunchMetadata) {
+  // TritonBench-G's attention_fwd_triton3 halves its global block sizes after triton.OutOfResources.
+  const std::string source = forward_body(R"PY(        global BLOCK_N
+        try:
+            return launch_copy(x)
+        except triton.OutOfResources:
+            BLOCK_N = BLOCK_N // 2
+            self.block //= 2
+            return launch_copy(x)
+)PY",
+                                          "\nBLOCK_N = 64\n");
+  const std::vector<Finding> findings = check(source);
+  EXPECT_TRUE(findings.empty()) << findings.front().message;
+  // The same arithmetic outside a handler counts calls.
+  expect_one_at(
+      forward_body("        global BLOCK_N\n        BLOCK_N = BLOCK_N // 2\n        return launch_copy(x)\n",
+                   "\nBLOCK_N = 64\n"),
+      "BLOCK_N = BLOCK_N");
+}
+
+TEST(CachedStateInForwardRule, CountersClocksPointersAndDataAreNotMetadata) {
+  // A counter reads the state it updates.
+  expect_one_at(forward_body("        self.calls = self.calls + 1\n        return launch_copy(x)\n"),
+                "self.calls =", 1);
+  expect_one_at(
+      forward_body("        STATE[\"n\"] = STATE.get(\"n\", 0) + 1\n        return launch_copy(x)\n",
+                   "\nSTATE = {}\n"),
+      "STATE[");
+  // A clock reading, a buffer address, a value of the data, a tensor.
+  expect_one_at(forward_body("        self.last = time.perf_counter()\n        return launch_copy(x)\n",
+                             "\nimport time\n"),
+                "self.last =");
+  expect_one_at(forward_body("        self.key = (x.data_ptr(), x.shape)\n        return launch_copy(x)\n"),
+                "self.key =");
+  expect_one_at(forward_body("        self.total = float(x.sum())\n        return launch_copy(x)\n"),
+                "self.total =");
+  expect_one_at(forward_body("        out = launch_copy(x)\n        self.cache[x.shape] = (x.shape, out)\n"
+                             "        return out\n"),
+                "self.cache[");
+}
+
+TEST(CachedStateInForwardRule, AContainerFilledWithTensorsIsNotMetadata) {
+  // The table starts as `{}` but a helper fills it with outputs before it is kept on self.
+  const std::string source = forward_body(R"PY(        if self.table is None:
+            self.table = self.predict(tuple(x.shape))
+        return self.table.get(x.shape[0])
+)PY",
+                                          R"PY(
+class Predictor:
+    pass
+)PY");
+  const std::string with_helper = source + R"PY(
+    def predict(self, shape):
+        table = {}
+        for seed in range(4):
+            guess = torch.rand(*shape)
+            table[seed] = launch_copy(guess)
+        return table
+)PY";
+  const std::vector<Finding> findings = check(with_helper);
+  ASSERT_FALSE(findings.empty()) << with_helper;
+  EXPECT_EQ(findings[0].location, location_of(with_helper, "self.table = self.predict"));
 }
 
 TEST(CachedStateInForwardRule, LenientProfileWarns) {

@@ -139,6 +139,17 @@ TEST(FallbackOnKernelFailureRule, ReRaisingHandlersAreHonest) {
   EXPECT_TRUE(check(source).empty());
 }
 
+TEST(FallbackOnKernelFailureRule, AHandlerThatRelaunchesTheKernelIsARetryNotAFallback) {
+  // TritonBench-G's attention_fwd_triton3: smaller blocks after triton.OutOfResources, same kernel.
+  const std::string source = forward_body(R"PY(        try:
+            out = launch_copy(x)
+        except triton.OutOfResources:
+            out = launch_copy(x.contiguous())
+        return out
+)PY");
+  EXPECT_TRUE(check(source).empty());
+}
+
 TEST(FallbackOnKernelFailureRule, TryWithoutALaunchOrWithoutHandlersIsFine) {
   const std::string source = forward_body(R"PY(        try:
             block = int(self.block)

@@ -88,6 +88,17 @@ TEST(MonkeypatchingRule, MockIsReported) {
                 "unittest.mock");
 }
 
+TEST(MonkeypatchingRule, GpuMemoryLimitControlsAreReported) {
+  // kforge caps the candidate's GPU memory through these; lifting the cap or hiding the peak is tampering.
+  expect_one_at(model_with("pass", "\ntorch.cuda.set_per_process_memory_fraction(1.0)\n"),
+                "torch.cuda.set_per_process_memory_fraction");
+  expect_one_at(model_with("torch.cuda.reset_peak_memory_stats()"), "torch.cuda.reset_peak_memory_stats");
+  expect_one_at("from torch.cuda import memory\n" +
+                    model_with("pass", "\nmemory._set_allocator_settings(\"expandable_segments:True\")\n"),
+                "memory._set_allocator_settings");
+  EXPECT_TRUE(check(model_with("free, total = torch.cuda.mem_get_info()")).empty()) << "reading is fine";
+}
+
 TEST(MonkeypatchingRule, LenientProfileWarns) {
   const std::vector<Finding> findings = check(model_with("torch.manual_seed = None"), Profile::lenient);
   ASSERT_EQ(findings.size(), 1U);

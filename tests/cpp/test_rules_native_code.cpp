@@ -68,6 +68,22 @@ TEST(NativeCodeRule, TorchCompilersThroughTorch) {
   expect_one_at(model_with(R"(lib = torch.library.Library("aten", "IMPL"))"), "torch.library.Library");
 }
 
+TEST(NativeCodeRule, InductorGeneratedCodeMayUseItsAllocatorStreamAndJitHelpers) {
+  // What torch.compile's Triton output imports (TritonBench-G's fused_layernorm_triton): no native compute.
+  const std::string source =
+      "from torch._C import _cuda_getCurrentRawStream as get_raw_stream\n"
+      "from torch._inductor.runtime import triton_helpers\n"
+      "from torch._inductor.runtime.triton_helpers import libdevice\n"
+      "empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda\n" +
+      model_with("buf = empty_strided_cuda((4, 4), (4, 1), torch.float32)\n        s = get_raw_stream(0)");
+  const std::vector<Finding> findings = check(source);
+  EXPECT_TRUE(findings.empty()) << findings.front().message;
+  // The rest of torch._C and torch._inductor stays forbidden, also next to an allowed name.
+  expect_one_at("from torch._C import _cuda_getCurrentRawStream, _nn\n" + model_with("pass"),
+                "from torch._C");
+  expect_one_at("from torch._inductor import compile_fx\n" + model_with("pass"), "from torch._inductor");
+}
+
 TEST(NativeCodeRule, CompiledBinariesThroughTriton) {
   expect_one_at(model_with("mod = triton.runtime.driver.active.utils.load_binary(\"k\", self.cubin, 0, 0)"),
                 "triton.runtime");

@@ -68,6 +68,39 @@ TEST(SideStreamRule, StreamKeywordOnLaunchesAndTorchCalls) {
   expect_one_at(model_with("y = torch.empty_like(x); y.record_stream(self.side)"), "y.record_stream");
 }
 
+TEST(SideStreamRule, SwitchingToTheCurrentStreamChangesNothing) {
+  const std::vector<std::string> honest = {
+      model_with("with torch.cuda.stream(torch.cuda.current_stream(x.device)):\n            launch_copy(x)"),
+      model_with(
+          "s = torch.cuda.current_stream()\n        with torch.cuda.stream(s):\n            launch_copy(x)"),
+      model_with("with torch.cuda.stream(None):\n            launch_copy(x)"),
+      model_with("s = torch.cuda.current_stream(x.device) if x.is_cuda else None\n"
+                 "        with torch.cuda.stream(s):\n            launch_copy(x)"),
+      with_prelude(R"PY(
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stream = torch.cuda.current_stream()
+
+    def forward(self, x):
+        with torch.cuda.stream(self.stream):
+            return launch_copy(x)
+)PY")};
+  for (const auto& source : honest) {
+    const std::vector<Finding> findings = check(source);
+    EXPECT_TRUE(findings.empty()) << source << findings.front().message;
+  }
+  // Any other stream, or one that is the current stream only on some paths, is still a side stream.
+  expect_one_at(
+      model_with("s = torch.cuda.current_stream()\n        if x.numel() > 4:\n            s = self.side\n"
+                 "        with torch.cuda.stream(s):\n            launch_copy(x)"),
+      "torch.cuda.stream(s)");
+  expect_one_at(
+      model_with("with torch.cuda.stream(torch.cuda.default_stream()):\n            launch_copy(x)"),
+      "torch.cuda.stream");
+}
+
 TEST(SideStreamRule, LenientProfileWarns) {
   const std::vector<Finding> findings = check(model_with("s = torch.cuda.Stream()"), Profile::lenient);
   ASSERT_EQ(findings.size(), 1U);

@@ -342,7 +342,7 @@ TEST_F(Sandbox, MemoryWatchdogKillsAGreedyProcessGroup) {
   auto reply = worker.call({{"op", "hog"}}, 30s);
   ASSERT_TRUE(std::holds_alternative<WorkerFailure>(reply));
   const auto& failure = std::get<WorkerFailure>(reply);
-  EXPECT_EQ(failure.kind, WorkerFailureKind::signaled);
+  EXPECT_EQ(failure.kind, WorkerFailureKind::memory_limit);
   EXPECT_EQ(failure.signal, SIGKILL);
   EXPECT_NE(failure.message.find("memory limit exceeded"), std::string::npos) << failure.message;
   EXPECT_NE(failure.message.find("128 MiB"), std::string::npos) << failure.message;

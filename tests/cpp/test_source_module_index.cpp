@@ -344,12 +344,21 @@ class ModelNew(nn.Module):
 
 TEST(ModuleIndex, AutogradFunctionAndHelperModules) {
   const Indexed indexed = index_with_prelude(R"PY(
+@triton.jit
+def grad_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
 class AddFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
         out = torch.empty_like(x)
         add_kernel[(1,)](x, y, out, 1, BLOCK=1)
         return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_kernel[(1,)](grad, 1, BLOCK=1)
+        return grad, grad
 
 class Scale(nn.Module):
     def forward(self, x):
@@ -369,6 +378,7 @@ class ModelNew(nn.Module):
         return self.scale(x)
 )PY");
   const ModuleIndex& index = indexed.index;
+  // backward never runs in an evaluation (forward is called under torch.no_grad): not reachable.
   EXPECT_EQ(index.launched_kernels(), (Names{"add_kernel", "mul_kernel"}));
   EXPECT_EQ(launch_of(index, "add_kernel")->function, "AddFn.forward");
   EXPECT_EQ(launch_of(index, "mul_kernel")->function, "Scale.forward");

@@ -11,6 +11,8 @@ control it must find the input's bytes. Used by pytest on the CPU and by scripts
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import importlib.util
 import json
 import os
@@ -25,7 +27,18 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 PROBLEM = HERE / "fixtures" / "isolation_problem.py"
-TRIAL_SEED = 43  # kforge's trial 0 uses the base seed (42) + 1
+INPUT_KEY = "isolation-probe"  # KFORGE_INPUT_KEY for the probed run, so the probe can redraw its inputs
+
+
+def input_seed(key: str, purpose: str, public_seed: int, index: int) -> int:
+    """The seed kforge draws one input set from (src/verify/input_seeds.cpp): HMAC-SHA-256 under the
+    input key of "kforge-input-seed/<purpose>/<--seed>/<index>", its first 64 bits cut to 63."""
+    message = f"kforge-input-seed/{purpose}/{public_seed}/{index}".encode()
+    digest = hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+    return int(digest[:16], 16) & ((1 << 63) - 1)
+
+
+TRIAL_SEED = input_seed(INPUT_KEY, "trial", 42, 0)  # trial 0 of an evaluation with --seed 42
 NEEDLE_OFFSET, NEEDLE_BYTES = 4096, 64
 
 SPY_TEMPLATE = """
@@ -148,7 +161,7 @@ def _run_probe(kforge: Path, device: str, work: Path, scratch: Path) -> dict[str
         "--profile",
         "lenient",
     ]
-    environment = {**os.environ, "TMPDIR": str(scratch)}
+    environment = {**os.environ, "TMPDIR": str(scratch), "KFORGE_INPUT_KEY": INPUT_KEY}
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
     )

@@ -93,6 +93,21 @@ def test_bad_requests_get_clear_errors(
     assert service.call("/v1/health")[0] == 200, "the service is still up"
 
 
+def test_an_oversized_completion_is_a_rejection_and_the_others_are_judged(service: Service) -> None:
+    """A completion over the 1 MiB limit is the policy's fault: rejected at extract, never an error,
+    and it does not fail the request for the completions beside it."""
+    huge = SOLUTION + "\n#" + "x" * (1 << 20) + "\n"
+    status, job = service.call(
+        "/v1/evaluate", {"problem_source": PROBLEM, "completions": [huge, "no code here"], "reward": "kforge"}
+    )
+    assert status == 200 and job["status"] == "done", job
+    oversized, no_code = job["results"]
+    assert oversized["outcome"] == "rejected" and oversized["failed_stage"] == "extract"
+    assert "bytes" in oversized["summary"]
+    assert oversized["reward"]["reward"] == pytest.approx(0.0)
+    assert no_code["outcome"] == "rejected"
+
+
 def test_a_body_past_the_limit_is_refused_before_it_is_read(service: Service) -> None:
     with socket.create_connection(("127.0.0.1", service.port), timeout=30) as connection:
         connection.sendall(b"POST /v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n{")

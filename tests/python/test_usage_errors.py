@@ -24,6 +24,26 @@ def test_missing_candidate_file(tmp_path: Path) -> None:
     assert "candidate file" in run.verdict["error"]["message"]
 
 
+def test_a_candidate_over_16_mib_is_a_rejection_not_a_usage_error(tmp_path: Path) -> None:
+    """The candidate's size is the candidate's fault: exit 1 at the extract stage, with a check id."""
+    candidate = tmp_path / "huge.py"
+    solution = (SOFTMAX / "solution.py").read_text()
+    candidate.write_text(solution + "\n#" + "x" * (16 * 1024 * 1024) + "\n")
+    run = run_eval(SOFTMAX / "problem.py", candidate)
+    assert run.exit_code == 1
+    assert run.verdict["outcome"] == "rejected" and run.verdict["failed_stage"] == "extract"
+    assert [f["rule"] for f in run.stage("extract")["findings"]] == ["candidate-too-large"]
+    assert run.verdict["error"] is None
+
+
+def test_a_problem_over_16_mib_stays_a_usage_error(tmp_path: Path) -> None:
+    problem = tmp_path / "huge_problem.py"
+    problem.write_text((SOFTMAX / "problem.py").read_text() + "\n#" + "x" * (16 * 1024 * 1024) + "\n")
+    run = run_eval(problem, SOFTMAX / "solution.py")
+    assert run.exit_code == 2
+    assert run.verdict["error"]["kind"] == "usage" and "16 MiB" in run.verdict["error"]["message"]
+
+
 def test_problem_with_syntax_error_is_a_problem_error(tmp_path: Path) -> None:
     problem = tmp_path / "broken_problem.py"
     problem.write_text("import torch\nclass Model(:\n")

@@ -22,7 +22,9 @@ from kforge.worker.dispatch_guard import (
     mode_stack_problems,
     tensor_type_problem,
 )
+from kforge.worker.device_memory import DeviceMemoryCap
 from kforge.worker.interpreter import prepare_triton_interpreter
+from kforge.worker.perturbation import match_and_apply
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
@@ -43,6 +45,8 @@ class CandidateState:
     transfer_dir: str = ""  # this evaluation's buffer folder (CPU tensors)
     path: str = ""
     model: torch.nn.Module | None = None
+    model_class: type | None = None
+    generalised_model: torch.nn.Module | None = None  # built from the generalisation instance's init inputs
     importer: SharedTensorImporter | None = None
     exporter: SharedTensorExporter | None = None
     timing_inputs: list[Any] | None = None  # private copies the timed calls run on
@@ -57,6 +61,7 @@ class CandidateState:
     last_timed_output: Any = None  # output of the last timed call, checked by the judge
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
     prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
+    memory_cap: DeviceMemoryCap = field(default_factory=DeviceMemoryCap)
 
 
 @contextmanager
@@ -174,6 +179,9 @@ class CandidateWorker:
                 self._synchronize(quiet=True)  # the request's own error is the one to report
                 raise
             self._synchronize(quiet=False)
+            over_limit = self.state.memory_cap.exceeded()
+            if over_limit is not None:
+                raise over_limit
             return reply
 
         return call
@@ -189,6 +197,8 @@ class CandidateWorker:
 
     def _fail(self, kind: str, exc: BaseException) -> WorkerError:
         summary = exception_summary(exc, self.state.path)
+        if self.state.memory_cap.is_over_limit(exc):
+            return self.state.memory_cap.error(f"{summary['exception']}: {summary['message']}")
         if _is_device_fault(exc):
             kind = "device_fault"
         return WorkerError(kind, f"{summary['exception']}: {summary['message']}", summary)
@@ -201,6 +211,7 @@ class CandidateWorker:
         if state.device.type == "cpu":
             prepare_triton_interpreter()
         preload_poisoning_imports()
+        state.memory_cap.install(state.device, request.get("gpu_memory_limit"))
         state.recorder.install()
         state.prepared = True
         return {}
@@ -211,13 +222,39 @@ class CandidateWorker:
             self.prepare(request)
         elif state.device != select_device(str(request["device"])):
             raise WorkerError("usage", f"prepared for {state.device}, asked to load on {request['device']}")
-        state.transfer_dir = str(request["transfer_dir"])
-        state.path = str(request["candidate_path"])
+        generalised = request.get("instance") == "generalisation"
+        if not generalised:
+            state.transfer_dir = str(request["transfer_dir"])
+            state.path = str(request["candidate_path"])
         importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         state.init_buffers.append(importer)
         init_inputs = [values.decode(item, importer.open) for item in request["init_inputs"]]
+        model_class = state.model_class if generalised else self._model_class(request)
+        if model_class is None:
+            raise WorkerError("protocol", "the generalisation instance is loaded after the main one")
         try:
-            module = load_module_from_path(state.path, "kforge_candidate")
+            torch.manual_seed(int(request["seed"]))
+            model = model_class(*init_inputs).to(state.device).eval()
+        except BaseException as exc:  # noqa: BLE001
+            raise self._fail("constructor_error", exc) from None
+        problems = mode_stack_problems() + _model_tensor_problems(model)
+        if problems:
+            clear_foreign_modes()
+            raise WorkerError(
+                "dispatch-mode-tampering",
+                "; ".join(problems) + ": kforge must handle the candidate's tensors without the candidate's "
+                "code running inside its operations",
+            )
+        if generalised:
+            state.generalised_model = model
+        else:
+            state.model, state.model_class = model, model_class
+        return {"perturbation": self._perturb_parameters(model, request.get("parameters"))}
+
+    def _model_class(self, request: dict[str, Any]) -> type:
+        """Imports the candidate once and checks its ModelNew; the generalisation instance reuses it."""
+        try:
+            module = load_module_from_path(self.state.path, "kforge_candidate")
         except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
             raise self._fail("import_error", exc) from None
         model_class = getattr(module, "ModelNew", None)
@@ -226,29 +263,33 @@ class CandidateWorker:
         problem = _signature_problem(model_class, request.get("forward_arity"))
         if problem is not None:
             raise WorkerError("signature", problem)
+        return model_class
+
+    def _perturb_parameters(
+        self, model: torch.nn.Module, parameters: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """Sets the reference's perturbed parameter values in ModelNew (perturbation.py); the report says
+        which tensors were found, and which could not be."""
+        state = self.state
+        if not parameters or not parameters.get("names"):
+            return {"entries": 0, "perturbed": 0, "matched": {}, "by_value": [], "unmatched": []}
+        importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         try:
-            torch.manual_seed(int(request["seed"]))
-            model = model_class(*init_inputs)
-            state.model = model.to(state.device).eval()
-        except BaseException as exc:  # noqa: BLE001
+            defaults = [values.decode(item, importer.open) for item in parameters["defaults"]]
+            perturbed = [values.decode(item, importer.open) for item in parameters["perturbed"]]
+            return match_and_apply(model, list(parameters["names"]), defaults, perturbed).to_json()
+        except BaseException as exc:  # noqa: BLE001 - ModelNew's own tensors may be anything
             raise self._fail("constructor_error", exc) from None
-        problems = mode_stack_problems() + _model_tensor_problems(state.model)
-        if problems:
-            clear_foreign_modes()
-            raise WorkerError(
-                "dispatch-mode-tampering",
-                "; ".join(problems) + ": kforge must handle the candidate's tensors without the candidate's "
-                "code running inside its operations",
-            )
-        return {}
+        finally:
+            importer.release()
 
     def _open_inputs(self, encoded: list[Any]) -> list[Any]:
         state = self.state
         state.importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         return [values.decode(item, state.importer.open) for item in encoded]
 
-    def _call(self, inputs: list[Any]) -> Any:
-        model = self.state.model
+    def _call(self, inputs: list[Any], model: torch.nn.Module | None = None) -> Any:
+        model = model if model is not None else self.state.model
         assert model is not None, "load first"
         try:
             with torch.no_grad():
@@ -259,28 +300,34 @@ class CandidateWorker:
             raise self._fail("compile_error" if _is_compile_error(exc) else "forward_error", exc) from None
         return result
 
-    def _traced_call(self, inputs: list[Any], ghost: bool) -> tuple[Any, ForwardTrace]:
+    def _traced_call(
+        self, inputs: list[Any], ghost: bool, model: torch.nn.Module | None = None
+    ) -> tuple[Any, ForwardTrace]:
         """A forward with poisoned fresh memory and every launch, ATen op and GPU kernel recorded."""
         state = self.state
         with (
             uninitialized_memory_poisoned(),
-            traced_forward(state.recorder, state.device, ghost, state.model) as trace,
+            traced_forward(state.recorder, state.device, ghost, model or state.model) as trace,
         ):
-            result = self._call(inputs)
+            result = self._call(inputs, model)
         return result, trace
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         """One trial: forward on the shared inputs, outputs shared back with the forward's trace.
         reuse_inputs reruns on the previous trial's buffers (the judge rewrote them: input refresh);
-        ghost skips the candidate's own Triton kernels (decoy detection)."""
+        ghost skips the candidate's own Triton kernels (decoy detection); instance "generalisation" runs
+        the ModelNew built for the generalisation trial."""
         state = self.state
+        model = state.generalised_model if request.get("instance") == "generalisation" else state.model
+        if model is None:
+            raise WorkerError("protocol", f"no ModelNew for instance {request.get('instance', 'main')!r}")
         reuse = bool(request.get("reuse_inputs")) and state.inputs is not None
         self._release_outputs()
         if not reuse:
             self.release({})
             state.inputs = self._open_inputs(request["inputs"])
         assert state.inputs is not None
-        result, trace = self._traced_call(state.inputs, bool(request.get("ghost")))
+        result, trace = self._traced_call(state.inputs, bool(request.get("ghost")), model)
         if trace.dispatch_problems:
             raise WorkerError(
                 "dispatch-mode-tampering",

@@ -108,6 +108,69 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) -
     return report
 
 
+# Relative-variation criterion (docs/verdict.md, "Variation"): an output must follow the reference's own
+# variation, not only sit within atol of it. ratio = ||out - ref|| / ||ref - mean(ref)|| over the finite
+# elements; any constant output has ratio >= 1 (the mean is the closest constant), so a kernel that
+# writes one value everywhere fails however small the reference's spread is next to atol. The bounds
+# are per dtype, far above what honest kernels reach (the measurement is in docs/benchmarks.md).
+VARIATION_BOUNDS: dict[torch.dtype, float] = {
+    torch.float64: 1e-3,
+    torch.float32: 1e-2,
+    torch.float16: 0.1,
+    torch.bfloat16: 0.2,
+    torch.float8_e4m3fn: 0.5,
+    torch.float8_e5m2: 0.5,
+    torch.complex128: 1e-3,
+    torch.complex64: 1e-2,
+}
+# A reference whose spread is within this many units in the last place of its own magnitude is
+# treated as constant: rounding, not the kernel, would decide the ratio.
+VARIATION_FLOOR_ULPS = 64.0
+MIN_VARIATION_ELEMENTS = 2
+
+
+def _epsilon(dtype: torch.dtype) -> float:
+    if dtype.is_complex:
+        dtype = torch.float64 if dtype == torch.complex128 else torch.float32
+    return float(torch.finfo(dtype).eps)
+
+
+def _variation_skipped(why: str) -> dict[str, Any]:
+    return {"variation": f"skipped: {why}", "rel_variation_error": None, "variation_passed": True}
+
+
+def variation_check(out: torch.Tensor, ref: torch.Tensor, bound: float | None = None) -> dict[str, Any]:
+    """How far out is from ref relative to ref's own spread around its mean.
+
+    Returns `rel_variation_error` (None when the criterion does not apply) and `variation` ("checked",
+    or why it was skipped: an exact dtype, fewer than two finite elements, a constant reference);
+    `variation_passed` is False only when the ratio is over the dtype's bound."""
+    dtype = ref.dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        return _variation_skipped("exact dtype")
+    limit = VARIATION_BOUNDS.get(dtype) if bound is None else bound
+    if limit is None:
+        return _variation_skipped("no bound for this dtype")
+    if dtype.is_complex:
+        out, ref = torch.view_as_real(out), torch.view_as_real(ref)
+    out64, ref64 = out.to(torch.float64).reshape(-1), ref.to(torch.float64).reshape(-1)
+    finite = torch.isfinite(out64) & torch.isfinite(ref64)
+    if int(finite.sum().item()) < MIN_VARIATION_ELEMENTS:
+        return _variation_skipped("fewer than 2 finite elements")
+    out64, ref64 = out64[finite], ref64[finite]
+    spread = float(torch.linalg.vector_norm(ref64 - ref64.mean()).item())
+    floor = VARIATION_FLOOR_ULPS * _epsilon(dtype) * float(torch.linalg.vector_norm(ref64).item())
+    if spread <= floor:
+        return _variation_skipped("constant reference")
+    ratio = float(torch.linalg.vector_norm(out64 - ref64).item()) / spread
+    return {
+        "variation": "checked",
+        "rel_variation_error": _finite(ratio),
+        "variation_bound": limit,
+        "variation_passed": ratio <= limit,
+    }
+
+
 def check_structure(out: Any, ref: torch.Tensor, index: int) -> str | None:
     """Why out cannot be compared with ref, or None if type, shape, dtype and device agree."""
     if type(out) is not torch.Tensor:

@@ -12,8 +12,9 @@ from typing import Any
 
 import torch
 
-from kforge.worker import correctness, protocol, values
+from kforge.worker import correctness, generalisation, protocol, values
 from kforge.worker.interpreter import prepare_triton_interpreter
+from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import (
     cuda_driver_for,
@@ -67,7 +68,9 @@ class JudgeState:
     init_inputs: list[Any] = field(default_factory=list)
     trials: dict[str, Trial] = field(default_factory=dict)  # key: "<evaluation>:<trial>"
     init_exporters: dict[str, SharedTensorExporter] = field(default_factory=dict)  # key: evaluation
-    references: OrderedDict[int, Reference] = field(default_factory=OrderedDict)
+    # key: (seed, parameters perturbed)
+    references: OrderedDict[tuple[int, bool], Reference] = field(default_factory=OrderedDict)
+    perturbed: list[PerturbedTensor] = field(default_factory=list)  # the model's tensors kforge perturbed
     reference_cache_size: int = DEFAULT_REFERENCE_CACHE
     timer: SampleTimer | None = None
     compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
@@ -96,6 +99,18 @@ def apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, 
     return applied
 
 
+def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], list[str]]:
+    """get_init_inputs(), with its numbers changed for the generalisation instance when asked."""
+    init_inputs = list(problem.get_init_inputs())
+    if not change_values:
+        return init_inputs, []
+    return generalisation.changed_init_values(init_inputs)
+
+
+def _tensor_bytes(items: list[Any]) -> int:
+    return sum(value.nbytes for value in items if isinstance(value, torch.Tensor))
+
+
 def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
 
@@ -108,6 +123,18 @@ def _float_dtypes(tensors: list[Any]) -> list[str]:
     )
 
 
+def _with_variation(report: dict[str, Any], out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
+    """The elementwise report, with the relative-variation criterion applied to an output that passed
+    it (check id `output-variation`): within atol is not enough when the reference varies less than
+    atol."""
+    variation = correctness.variation_check(out, ref)
+    report.update(variation)
+    if report["passed"] and not variation["variation_passed"]:
+        report["passed"] = False
+        report["check"] = "output-variation"
+    return report
+
+
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
     summary = exception_summary(exc, state.problem_path)
     return WorkerError(
@@ -118,12 +145,21 @@ def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerE
 class Judge:
     def __init__(self) -> None:
         self.state = JudgeState()
+        self.generalised: Judge | None = None  # the generalisation trial's instance (generalisation.py)
 
     def handlers(self) -> dict[str, protocol.Handler]:
+        own = self._own_handlers()
+        routed = {op: self._routed(op, handler) for op, handler in own.items()}
+        return {
+            **routed,
+            "load_generalisation": self.load_generalisation,
+            "end_evaluation": self.end_evaluation,
+        }
+
+    def _own_handlers(self) -> dict[str, protocol.Handler]:
         return {
             "load": self.load,
             "export_init": self.export_init,
-            "end_evaluation": self.end_evaluation,
             "start_trial": self.start_trial,
             "check_trial": self.check_trial,
             "end_trial": self.end_trial,
@@ -132,6 +168,56 @@ class Judge:
             "check_timed": self.check_timed,
             "time": self.time,
         }
+
+    def _routed(self, op: str, handler: protocol.Handler) -> protocol.Handler:
+        """Requests that name `"instance": "generalisation"` go to the generalised instance's judge."""
+
+        def call(request: dict[str, Any]) -> dict[str, Any]:
+            if request.get("instance") != "generalisation":
+                return handler(request)
+            if self.generalised is None:
+                raise WorkerError(
+                    "protocol", f"{op} for the generalisation instance before load_generalisation"
+                )
+            return self.generalised._own_handlers()[op](request)
+
+        return call
+
+    def load_generalisation(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Builds the problem's second instance (other sizes, other constructor numbers) from the main
+        instance's settings: the first attempt whose reference builds and runs. The reply says which, or
+        why none could be built ("possible": false)."""
+        state = self.state
+        if state.problem is None:
+            raise WorkerError("protocol", "load_generalisation before load")
+        tries, note = generalisation.attempts(state.problem)
+        base_sizes = {**dict(request.get("sizes", {}))}
+        failures = []
+        for attempt in tries:
+            candidate = Judge()
+            try:
+                reply = candidate.load(
+                    {
+                        **request,
+                        "sizes": {**base_sizes, **attempt.sizes},
+                        "module_name": "kforge_problem_generalised",
+                        "change_init_values": attempt.change_init_values,
+                    }
+                )
+            except WorkerError as error:
+                failures.append(f"{attempt.describe()}: {error.message}")
+                continue
+            unwritten = candidate._unwritten_output()
+            if unwritten is not None:
+                failures.append(f"{attempt.describe()}: {unwritten}")
+                continue
+            changes = reply.get("init_changes", [])
+            if not attempt.sizes and not changes:
+                continue  # nothing would differ from the main instance
+            self.generalised = candidate
+            return {"possible": True, "sizes": attempt.sizes, "init_changes": changes, **reply}
+        reasons = "; ".join([note, *failures[-2:]] if note else failures[-2:]) or "nothing to change"
+        return {"possible": False, "reason": reasons}
 
     def load(self, request: dict[str, Any]) -> dict[str, Any]:
         """Import the problem and build Model once; every candidate of this problem reuses it."""
@@ -142,7 +228,8 @@ class Judge:
         state.problem_path = str(request["problem_path"])
         state.reference_cache_size = max(1, int(request.get("reference_cache", DEFAULT_REFERENCE_CACHE)))
         try:
-            problem = load_module_from_path(state.problem_path, "kforge_problem")
+            module_name = str(request.get("module_name", "kforge_problem"))
+            problem = load_module_from_path(state.problem_path, module_name)
         except WorkerError:
             raise
         except BaseException as exc:  # noqa: BLE001 - a broken problem file is the user's to fix
@@ -157,7 +244,7 @@ class Judge:
         sizes = apply_size_overrides(problem, bool(request.get("small")), dict(request.get("sizes", {})))
         seed = int(request["seed"])
         try:
-            init_inputs = list(problem.get_init_inputs())
+            init_inputs, init_changes = _init_inputs(problem, bool(request.get("change_init_values")))
             torch.manual_seed(seed)
             model = problem.Model(*init_inputs).to(state.device).eval()
         except BaseException as exc:  # noqa: BLE001
@@ -167,13 +254,65 @@ class Judge:
             sample_inputs = list(problem.get_inputs())
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("get_inputs", exc, state) from None
-        input_bytes = sum(value.nbytes for value in sample_inputs if isinstance(value, torch.Tensor))
         reply = {"input_count": len(sample_inputs), "device": device_facts(state.device), "sizes": sizes}
-        reply["input_bytes"] = input_bytes  # the scheduler's estimate of an evaluation's GPU memory
+        reply.update(self._footprint(sample_inputs))  # the candidate's GPU memory share is derived from it
+        reply["perturbation"] = self._perturb_parameters(request.get("perturbation_seed"))
+        reply["init_changes"] = init_changes
         if state.device.type == "cuda":
             free, total = torch.cuda.mem_get_info(state.device)
             reply["gpu_memory"] = {"free": free, "total": total}
         return reply
+
+    def _footprint(self, sample_inputs: list[Any]) -> dict[str, int]:
+        """Bytes of one instance of the problem on the device: inputs, the reference's outputs (one
+        forward on the sample inputs) and the model's parameters and buffers."""
+        state = self.state
+        assert state.model is not None
+        inputs = [to_device(value, state.device) for value in sample_inputs]
+        try:
+            with torch.no_grad():
+                outputs = correctness.flatten_outputs(state.model(*inputs))
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("reference forward", exc, state) from None
+        return {
+            "input_bytes": _tensor_bytes(inputs),
+            "output_bytes": _tensor_bytes(outputs),
+            "parameter_bytes": _tensor_bytes([*state.model.parameters(), *state.model.buffers()]),
+        }
+
+    def _unwritten_output(self) -> str | None:
+        """For a generalisation attempt: does the reference define every output element here?"""
+        state = self.state
+        assert state.problem is not None and state.model is not None
+        try:
+            torch.manual_seed(0)
+            inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
+            with torch.no_grad():
+                outputs = correctness.flatten_outputs(state.model(*[_clone(value) for value in inputs]))
+            return generalisation.unwritten_output(state.model, inputs, outputs)
+        except BaseException as exc:  # noqa: BLE001 - the attempt is not usable
+            return f"the reference failed: {type(exc).__name__}: {exc}"
+
+    def _perturb_parameters(self, seed: Any) -> dict[str, Any]:
+        """Moves the model's parameters off their default initialisation (perturbation.py); no seed, no
+        perturbation (a caller that does not ask for one)."""
+        state = self.state
+        assert state.model is not None
+        if seed is None:
+            state.perturbed = []
+            return {"tensors": 0, "names": []}
+        state.perturbed = perturb_model(state.model, int(seed))
+        return {"tensors": len(state.perturbed), "names": [entry.name for entry in state.perturbed]}
+
+    def _export_parameters(self, exporter: SharedTensorExporter) -> dict[str, Any]:
+        """The perturbed tensors' names, default and perturbed values, for the candidate worker to find
+        and set in ModelNew."""
+        entries = self.state.perturbed
+        return {
+            "names": [entry.name for entry in entries],
+            "defaults": [values.encode(entry.default, exporter.export) for entry in entries],
+            "perturbed": [values.encode(entry.perturbed, exporter.export) for entry in entries],
+        }
 
     def export_init(self, request: dict[str, Any]) -> dict[str, Any]:
         """The init inputs, copied into buffers of one evaluation (a candidate may scribble on its own)."""
@@ -184,10 +323,15 @@ class Judge:
         if previous is not None:
             previous.release()
         state.init_exporters[evaluation] = exporter
-        return {"init_inputs": [values.encode(value, exporter.export) for value in state.init_inputs]}
+        return {
+            "init_inputs": [values.encode(value, exporter.export) for value in state.init_inputs],
+            "parameters": self._export_parameters(exporter),
+        }
 
     def end_evaluation(self, request: dict[str, Any]) -> dict[str, Any]:
         """Free every buffer of one evaluation, whatever state its candidate left it in."""
+        if self.generalised is not None:
+            self.generalised.end_evaluation(request)
         evaluation = str(request["evaluation"])
         for key in [key for key in self.state.trials if key.split(":", 1)[0] == evaluation]:
             self.state.trials.pop(key).exporter.release()
@@ -204,13 +348,22 @@ class Judge:
         device = self.state.device
         return SharedTensorImporter(device, str(request["transfer_dir"]), cuda_driver_for(device))
 
-    def _reference(self, seed: int) -> Reference:
-        """Inputs from the seed and the reference's outputs on a private copy; cached by seed."""
+    def _reference(self, seed: int, perturbed: bool = True) -> Reference:
+        """Inputs from the seed and the reference's outputs on a private copy, with the model's parameters
+        perturbed or (when the candidate's could not be) at their defaults; cached by both."""
         state = self.state
-        cached = state.references.get(seed)
+        key = (seed, perturbed or not state.perturbed)
+        cached = state.references.get(key)
         if cached is not None:
-            state.references.move_to_end(seed)
+            state.references.move_to_end(key)
             return cached
+        if not key[1]:
+            with at_default(state.perturbed):
+                return self._computed_reference(seed, key)
+        return self._computed_reference(seed, key)
+
+    def _computed_reference(self, seed: int, key: tuple[int, bool]) -> Reference:
+        state = self.state
         assert state.problem is not None and state.model is not None, "load first"
         try:
             torch.manual_seed(seed)
@@ -225,7 +378,7 @@ class Judge:
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
         reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]))
-        state.references[seed] = reference
+        state.references[key] = reference
         while len(state.references) > state.reference_cache_size:
             state.references.popitem(last=False)
         return reference
@@ -234,7 +387,7 @@ class Judge:
         """Fresh inputs from the trial's seed, copied into buffers of the evaluation's own."""
         state = self.state
         key, seed = str(request["trial"]), int(request["seed"])
-        reference = self._reference(seed)
+        reference = self._reference(seed, bool(request.get("perturbed", True)))
         exporter = self._exporter(request)
         trial = Trial(exporter, [], [], reference.inputs, reference.outputs, reference.container)
 
@@ -255,7 +408,7 @@ class Judge:
         """New values from a new seed, written into the same shared buffers the candidate holds: its
         next output must follow them (a cache keyed on pointers or shapes cannot)."""
         trial = self.state.trials[str(request["trial"])]
-        fresh = self._reference(int(request["seed"]))
+        fresh = self._reference(int(request["seed"]), bool(request.get("perturbed", True)))
         tensors = [value for value in fresh.inputs if isinstance(value, torch.Tensor)]
         if len(tensors) != len(trial.shared) or any(
             new.shape != old.shape or new.dtype != old.dtype
@@ -314,8 +467,8 @@ class Judge:
             report = self._compare_one(index, encoded, ref, importer, request)
             reports.append(report)
             if not report["passed"]:
-                failures.append(report.get("reason") or self._mismatch_reason(index, report))
-                checks.append("output-type" if "reason" in report else "output-mismatch")
+                failures.append(report.get("reason") or self._failure_reason(index, report))
+                checks.append("output-type" if "reason" in report else report.get("check", "output-mismatch"))
         return {
             "passed": not failures,
             "failures": failures,
@@ -350,7 +503,18 @@ class Judge:
         if problem is not None:
             return {"passed": False, "reason": problem}
         tolerance = correctness.resolve_tolerance(ref.dtype, request.get("atol"), request.get("rtol"))
-        return correctness.compare_tensor(out, ref, tolerance)
+        return _with_variation(correctness.compare_tensor(out, ref, tolerance), out, ref)
+
+    @classmethod
+    def _failure_reason(cls, index: int, report: dict[str, Any]) -> str:
+        if report.get("check") == "output-variation":
+            return (
+                f"output {index} is within atol={report['atol']:g} rtol={report['rtol']:g} of the reference "
+                f"but does not follow its variation: ||out - ref|| / ||ref - mean(ref)|| = "
+                f"{report['rel_variation_error']:.3g}, above {report['variation_bound']:g} for "
+                f"{report['dtype']} (a constant output scores at least 1)"
+            )
+        return cls._mismatch_reason(index, report)
 
     @staticmethod
     def _mismatch_reason(index: int, report: dict[str, Any]) -> str:

@@ -1,0 +1,56 @@
+"""The candidate's share of GPU memory: capped in the candidate worker before the candidate's code is
+imported, and checked after every request.
+
+The cap is torch's per-process memory fraction, so an allocation past it fails at once (an
+OutOfMemoryError, reported as `gpu_memory_limit`) instead of starving the evaluations beside it on the
+GPU; the check after each request compares the allocator's peak reservation with the limit, so memory
+reserved by other means through torch still counts. Changing the fraction or resetting the peak is
+forbidden statically (rule `monkeypatching`). Memory a candidate allocates outside torch (raw driver
+calls) needs ctypes or a CUDA binding, which `native-code` rejects.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kforge.worker.protocol import WorkerError
+
+
+def _gib(value: int) -> str:
+    return f"{value / 2**30:.2f} GiB"
+
+
+class DeviceMemoryCap:
+    """One candidate worker's GPU memory limit (no limit on the CPU or when none is given)."""
+
+    def __init__(self) -> None:
+        self.device: torch.device | None = None
+        self.limit_bytes: int | None = None
+
+    def install(self, device: torch.device, limit_bytes: int | None) -> None:
+        if device.type != "cuda" or not limit_bytes:
+            return
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, int(limit_bytes) / total), device)
+        torch.cuda.reset_peak_memory_stats(device)
+        self.device, self.limit_bytes = device, int(limit_bytes)
+
+    def peak_bytes(self) -> int:
+        return torch.cuda.max_memory_reserved(self.device) if self.device is not None else 0
+
+    def exceeded(self) -> WorkerError | None:
+        """The verdict's error when the allocator's peak went past the limit."""
+        if self.limit_bytes is None:
+            return None
+        peak = self.peak_bytes()
+        if peak <= self.limit_bytes:
+            return None
+        return self.error(f"its allocations peaked at {_gib(peak)}")
+
+    def is_over_limit(self, exc: BaseException) -> bool:
+        return self.limit_bytes is not None and isinstance(exc, torch.OutOfMemoryError)
+
+    def error(self, what: str) -> WorkerError:
+        limit = _gib(self.limit_bytes or 0)
+        share = f"its share of GPU memory ({limit}; KFORGE_CANDIDATE_GPU_MEMORY_GIB)"
+        return WorkerError("gpu_memory_limit", f"the candidate exceeded {share}: {what}")

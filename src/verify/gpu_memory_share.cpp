@@ -1,0 +1,44 @@
+#include "verify/gpu_memory_share.hpp"
+
+#include <algorithm>
+
+#include "runner/sandbox_policy.hpp"
+
+namespace kforge::verify {
+namespace {
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+constexpr std::uint64_t kFootprintCopies = 8;
+constexpr std::uint64_t kBaseBytes = 2 * kGiB;
+constexpr std::uint64_t kContextBytes = kGiB;
+constexpr std::uint64_t kTransferCopies = 2;
+
+std::uint64_t field(const nlohmann::json& load, const char* name) {
+  if (!load.is_object()) {
+    return 0;
+  }
+  const auto found = load.find(name);
+  return found != load.end() && found->is_number_unsigned() ? found->get<std::uint64_t>() : 0;
+}
+
+}  // namespace
+
+ProblemFootprint ProblemFootprint::from_load_reply(const nlohmann::json& load) {
+  return {field(load, "input_bytes"), field(load, "output_bytes"), field(load, "parameter_bytes")};
+}
+
+std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint,
+                                         std::uint64_t device_total_bytes) {
+  if (const auto configured = runner::gpu_memory_limit_from_environment()) {
+    return *configured;
+  }
+  const std::uint64_t share = kBaseBytes + kFootprintCopies * footprint.total();
+  return device_total_bytes > 0 ? std::min(share, device_total_bytes) : share;
+}
+
+std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes) {
+  return candidate_gpu_memory_limit(footprint, device_total_bytes) + kContextBytes +
+         kTransferCopies * (footprint.input_bytes + footprint.output_bytes);
+}
+
+}  // namespace kforge::verify
