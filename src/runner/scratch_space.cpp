@@ -32,12 +32,26 @@ std::filesystem::path make_private_directory(const std::filesystem::path& patter
   return {buffer.data()};
 }
 
+constexpr const char* kSharedMemory = "/dev/shm";
+
+bool has_shared_memory() {
+  std::error_code error;
+  return std::filesystem::is_directory(kSharedMemory, error);
+}
+
 }  // namespace
 
 ScratchSpace ScratchSpace::create() {
-  std::error_code error;
-  const std::filesystem::path shm("/dev/shm");
-  return create_under(temp_root(), std::filesystem::is_directory(shm, error) ? shm : std::filesystem::path());
+  return create_under(temp_root(),
+                      has_shared_memory() ? std::filesystem::path(kSharedMemory) : std::filesystem::path());
+}
+
+ScratchSpace ScratchSpace::create_with_transfer_under(const std::filesystem::path& transfer_parent) {
+  return create_under(temp_root(), transfer_parent);
+}
+
+std::filesystem::path ScratchSpace::transfer_parent() {
+  return has_shared_memory() ? std::filesystem::path(kSharedMemory) : temp_root();
 }
 
 ScratchSpace ScratchSpace::create_under(const std::filesystem::path& parent,

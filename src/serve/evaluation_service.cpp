@@ -63,6 +63,7 @@ std::string EvaluationService::submit(const EvaluationRequest& request, nlohmann
     job.problem = request.problem.parent_path().filename().string();
     job.settings = options_.base;
     job.settings.problem_path = request.problem;
+    job.settings.problem_trusted = request.problem_trusted;
     job.settings.candidate_path = "<inline>";
     job.settings.candidate_text = request.completions[i];
     work.push_back(std::move(job));

@@ -23,6 +23,7 @@ struct ServiceOptions {
 // One request's work: completions of one problem, with the reward wanted.
 struct EvaluationRequest {
   std::filesystem::path problem;
+  bool problem_trusted = false;  // the operator's own problem: its judge runs outside the sandbox
   std::vector<std::string> completions;
   reward::RewardSpec reward;
   bool include_verdict = false;

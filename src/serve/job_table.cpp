@@ -20,7 +20,17 @@ std::string random_hex(std::size_t digits) {
 
 }  // namespace
 
-JobTable::JobTable(std::size_t keep_finished) : keep_finished_(keep_finished) {}
+JobTable::JobTable(std::size_t keep_finished)
+    : keep_finished_(keep_finished), waiter_thread_([this] { run_waiters(); }) {}
+
+JobTable::~JobTable() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  waiters_changed_.notify_all();
+  waiter_thread_.join();
+}
 
 std::string JobTable::create(std::size_t completions, nlohmann::json info) {
   const std::lock_guard lock(mutex_);
@@ -34,8 +44,9 @@ std::string JobTable::create(std::size_t completions, nlohmann::json info) {
 
 void JobTable::start(const std::string& id) {
   const std::lock_guard lock(mutex_);
-  if (auto found = jobs_.find(id); found != jobs_.end()) {
+  if (auto found = jobs_.find(id); found != jobs_.end() && found->second.status == "queued") {
     found->second.status = "running";
+    ++running_;
   }
   changed_.notify_all();
 }
@@ -59,6 +70,9 @@ void JobTable::finish(const std::string& id, std::optional<std::string> error) {
   if (found == jobs_.end()) {
     return;
   }
+  if (found->second.status == "running") {
+    --running_;
+  }
   found->second.status = error ? "failed" : "done";
   found->second.error = std::move(error);
   finished_order_.push_back(id);
@@ -66,7 +80,78 @@ void JobTable::finish(const std::string& id, std::optional<std::string> error) {
     jobs_.erase(finished_order_.front());
     finished_order_.pop_front();
   }
+  bool woke = false;
+  for (auto waiter = waiters_.begin(); waiter != waiters_.end();) {
+    if (waiter->second.job == id) {
+      due_.emplace_back(std::move(waiter->second.callback), true);
+      waiter = waiters_.erase(waiter);
+      woke = true;
+    } else {
+      ++waiter;
+    }
+  }
   changed_.notify_all();
+  if (woke) {
+    waiters_changed_.notify_one();
+  }
+}
+
+bool JobTable::finished(const std::string& id) const {
+  const auto found = jobs_.find(id);
+  return found == jobs_.end() || found->second.status == "done" || found->second.status == "failed";
+}
+
+void JobTable::when_finished(const std::string& id, Clock::time_point deadline,
+                             FinishedCallback on_finished) {
+  bool done = false;
+  {
+    const std::lock_guard lock(mutex_);
+    done = finished(id);
+    if (!done && Clock::now() < deadline) {
+      const bool earliest = waiters_.empty() || deadline < waiters_.begin()->first;
+      waiters_.emplace(deadline, Waiter{id, std::move(on_finished)});
+      if (earliest) {
+        waiters_changed_.notify_one();
+      }
+      return;
+    }
+  }
+  on_finished(done);
+}
+
+void JobTable::run_waiters() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    while (!due_.empty()) {
+      auto [callback, finished_in_time] = std::move(due_.front());
+      due_.pop_front();
+      lock.unlock();
+      try {
+        callback(finished_in_time);
+      } catch (...) {  // a waiter's failure is its own: the others are still answered
+      }
+      callback = nullptr;  // what it captured is released outside the lock
+      lock.lock();
+    }
+    const auto now = Clock::now();
+    while (!waiters_.empty() && waiters_.begin()->first <= now) {
+      due_.emplace_back(std::move(waiters_.begin()->second.callback), false);
+      waiters_.erase(waiters_.begin());
+    }
+    if (!due_.empty()) {
+      continue;
+    }
+    if (waiters_.empty()) {
+      waiters_changed_.wait(lock);
+    } else {
+      waiters_changed_.wait_until(lock, waiters_.begin()->first);
+    }
+  }
+}
+
+std::size_t JobTable::waiters() const {
+  const std::lock_guard lock(mutex_);
+  return waiters_.size() + due_.size();
 }
 
 std::optional<nlohmann::json> JobTable::snapshot(const std::string& id, bool with_results) const {
@@ -90,20 +175,14 @@ std::optional<nlohmann::json> JobTable::snapshot(const std::string& id, bool wit
   return document;
 }
 
-bool JobTable::wait(const std::string& id, std::chrono::steady_clock::time_point deadline) const {
+bool JobTable::wait(const std::string& id, Clock::time_point deadline) const {
   std::unique_lock lock(mutex_);
-  return changed_.wait_until(lock, deadline, [&]() {
-    const auto found = jobs_.find(id);
-    return found == jobs_.end() || found->second.status == "done" || found->second.status == "failed";
-  });
+  return changed_.wait_until(lock, deadline, [&]() { return finished(id); });
 }
 
-std::size_t JobTable::count(const std::string& status) const {
+std::size_t JobTable::running() const {
   const std::lock_guard lock(mutex_);
-  return static_cast<std::size_t>(std::count_if(
-      jobs_.begin(), jobs_.end(), [&](const auto& entry) { return entry.second.status == status; }));
+  return running_;
 }
-
-std::size_t JobTable::running() const { return count("running"); }
 
 }  // namespace kforge::serve

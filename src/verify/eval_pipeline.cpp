@@ -14,6 +14,7 @@
 #include "runner/scratch_space.hpp"
 #include "runner/worker_launch.hpp"
 #include "source/code_extraction.hpp"
+#include "verify/call_deadlines.hpp"
 #include "verify/correctness_stage.hpp"
 #include "verify/eval_context.hpp"
 #include "verify/performance_stage.hpp"
@@ -160,7 +161,8 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init_inputs) 
                                             {"candidate_path", context.candidate_code_path},
                                             {"seed", context.settings.seed},
                                             {"init_inputs", init_inputs},
-                                            {"forward_arity", context.session->load_reply()["input_count"]}});
+                                            {"forward_arity", context.session->load_reply()["input_count"]}},
+                                           context.deadlines.first_calls());
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {
@@ -203,9 +205,11 @@ class EvaluationInSession {
   double timeout_;
 };
 
-// A scratch space in the zygote's folders when there is a zygote (its sandbox opens only those).
-runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote) {
-  return zygote != nullptr ? zygote->new_scratch() : runner::ScratchSpace::create();
+// A scratch space in the zygote's folders when there is a zygote (its sandbox opens only those), the
+// transfer folder in the session's (the only one a sandboxed judge may write).
+runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote, const ProblemSession& session) {
+  return zygote != nullptr ? zygote->new_scratch(session.transfer_root())
+                           : runner::ScratchSpace::create_with_transfer_under(session.transfer_root());
 }
 
 // Forked by the zygote when there is one; started fresh without one or once the zygote is lost.
@@ -244,10 +248,16 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   }
   verdict.device = session.device();
   verdict.problem["sizes"] = session.load_reply()["sizes"];
-  const auto scratch = new_scratch(zygote);
+  if (const auto judge_sandbox = session.judge_sandbox(); !judge_sandbox.is_null()) {
+    verdict.problem["judge_sandbox"] = judge_sandbox;
+  }
+  const auto scratch = new_scratch(zygote, session);
   const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
   fs::create_directories(code_path.parent_path());
   std::ofstream(code_path, std::ios::binary) << code;
+  CallDeadlines deadlines(settings.timeout_s, session.reference_call_s(), session.on_gpu(),
+                          runner::candidate_compile_cache(scratch.directory()));
+  verdict.settings["call_limits"] = deadlines.to_json();
 
   const EvaluationInSession evaluation(session, settings);
   EvalContext context{settings,
@@ -261,7 +271,8 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
                       false,
                       session.on_gpu(),
                       0.0,
-                      {}};
+                      {},
+                      std::move(deadlines)};
   context.evidence.on_gpu = context.on_gpu;
   const auto init = context.judge_call({{"op", "export_init"}});
   if (!init.ok) {

@@ -23,12 +23,14 @@ struct EvalSettings {
   std::optional<double> rtol;
   bool small = false;                        // apply the problem's KFORGE_SMALL sizes
   std::map<std::string, std::string> sizes;  // NAME=VALUE overrides of module-level constants
-  double timeout_s = 300.0;                  // per call into a worker
+  double timeout_s = 300.0;  // the upper bound of every call into a worker (limits: verify/call_deadlines)
   bool measure_performance = true;
   measure::TimingPolicyConfig timing;
   rules::Profile profile = rules::Profile::strict;
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   std::optional<std::filesystem::path> python;
+  // False for a problem whose code came from a client of kforge serve: its judge runs in the sandbox.
+  bool problem_trusted = true;
 };
 
 }  // namespace kforge::verify
