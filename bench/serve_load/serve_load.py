@@ -975,7 +975,8 @@ class LoadPlanner:
                 ]
             )
             token = self.client.token or ""
-            wrong = ["Bearer wrong", f"Bearer {token}x", f"Basic {token}", f"Bearer  {token}"]
+            # (RFC 7235 lets the scheme be in any case and followed by several spaces: those are right)
+            wrong = ["Bearer wrong", f"Bearer {token}x", f"Basic {token}", f"Bearer {token[:-1]}"]
             authorization = self._pick(wrong) if case == "bad-token" else None
             return Planned(
                 index, case, "hostile", method, path, body, token=False, authorization=authorization,

@@ -52,7 +52,7 @@ HttpRequest to_request(const http::request<http::string_body>& message) {
 std::size_t default_handler_threads() {
   constexpr std::size_t kMin = 4;
   constexpr std::size_t kMax = 64;
-  return std::clamp<std::size_t>(2 * std::thread::hardware_concurrency(), kMin, kMax);
+  return std::clamp<std::size_t>(std::size_t{2} * std::thread::hardware_concurrency(), kMin, kMax);
 }
 
 AsyncHttpHandler answering_at_once(HttpHandler handler) {

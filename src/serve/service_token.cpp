@@ -93,7 +93,7 @@ std::string write_new_token(const std::filesystem::path& file) {
     std::filesystem::create_directories(folder, error);
     std::filesystem::permissions(folder, std::filesystem::perms::owner_all, error);
   }
-  const auto token = random_hex(kTokenBytes);
+  auto token = random_hex(kTokenBytes);
   const auto temporary = folder / fmt::format(".{}.{}", file.filename().string(), getpid());
   // O_EXCL on a fresh name, mode 0600 from the start: the token is never readable by others.
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
