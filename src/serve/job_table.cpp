@@ -3,22 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
+
+#include "serve/random_hex.hpp"
 
 namespace kforge::serve {
-namespace {
-
-// Unguessable ids: a client must not be able to read another client's job by counting.
-std::string random_hex(std::size_t digits) {
-  std::random_device device;
-  std::string text;
-  while (text.size() < digits) {
-    text += fmt::format("{:08x}", device());
-  }
-  return text.substr(0, digits);
-}
-
-}  // namespace
 
 JobTable::JobTable(std::size_t keep_finished)
     : keep_finished_(keep_finished), waiter_thread_([this] { run_waiters(); }) {}
@@ -34,7 +22,7 @@ JobTable::~JobTable() {
 
 std::string JobTable::create(std::size_t completions, nlohmann::json info) {
   const std::lock_guard lock(mutex_);
-  auto id = fmt::format("{:06x}-{}", next_++, random_hex(16));
+  auto id = fmt::format("{:06x}-{}", next_++, random_hex(16));  // unguessable: no reading others' jobs
   Job job;
   job.results.assign(completions, nullptr);
   job.info = std::move(info);

@@ -147,7 +147,11 @@ std::variant<std::string, HttpResponse> RewardApi::add_source(const nlohmann::js
     return json_error(413, "source-too-large",
                       fmt::format("a problem source is at most {} bytes", limits_.max_source_bytes));
   }
-  if (const auto defect = problem::kernelbench_problem_defect(source->get_ref<const std::string&>())) {
+  const auto& text = source->get_ref<const std::string&>();
+  if (auto id = ProblemRegistry::id_of(text); problems_.find(id)) {
+    return id;  // known already (a client that sends its problem with every request): checked then
+  }
+  if (const auto defect = problem::kernelbench_problem_defect(text)) {
     return json_error(400, "bad-problem",
                       fmt::format("'{}' is not a KernelBench problem: {}", field, *defect));
   }

@@ -2,15 +2,15 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/random.h>
 #include <unistd.h>
 
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+
+#include "serve/random_hex.hpp"
 
 namespace kforge::serve {
 namespace {
@@ -38,26 +38,6 @@ bool same_secret(std::string_view a, std::string_view b) {
         difference | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
   }
   return difference == 0;
-}
-
-std::string random_hex(std::size_t bytes) {
-  std::array<unsigned char, kTokenBytes> buffer{};
-  std::size_t filled = 0;
-  while (filled < bytes) {
-    const auto got = getrandom(buffer.data() + filled, bytes - filled, 0);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got < 0) {
-      throw std::runtime_error(fmt::format("cannot draw a random token: {}", std::strerror(errno)));
-    }
-    filled += static_cast<std::size_t>(got);
-  }
-  std::string text;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    text += fmt::format("{:02x}", buffer.at(i));
-  }
-  return text;
 }
 
 }  // namespace
@@ -93,7 +73,7 @@ std::string write_new_token(const std::filesystem::path& file) {
     std::filesystem::create_directories(folder, error);
     std::filesystem::permissions(folder, std::filesystem::perms::owner_all, error);
   }
-  auto token = random_hex(kTokenBytes);
+  auto token = random_hex(2 * kTokenBytes);
   const auto temporary = folder / fmt::format(".{}.{}", file.filename().string(), getpid());
   // O_EXCL on a fresh name, mode 0600 from the start: the token is never readable by others.
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
