@@ -25,6 +25,7 @@ std::string JobTable::create(std::size_t completions, nlohmann::json info) {
   auto id = fmt::format("{:06x}-{}", next_++, random_hex(16));  // unguessable: no reading others' jobs
   Job job;
   job.results.assign(completions, nullptr);
+  job.total = completions;
   job.info = std::move(info);
   jobs_.emplace(id, std::move(job));
   return id;
@@ -58,11 +59,16 @@ void JobTable::finish(const std::string& id, std::optional<std::string> error) {
   if (found == jobs_.end()) {
     return;
   }
-  if (found->second.status == "running") {
+  auto& job = found->second;
+  if (job.status == "running") {
     --running_;
   }
-  found->second.status = error ? "failed" : "done";
-  found->second.error = std::move(error);
+  job.status = error ? "failed" : "done";
+  job.error = std::move(error);
+  // Kept as text from now on: a tenth of the memory of the JSON tree, and answers need only the text.
+  job.results_text =
+      nlohmann::json(job.results).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  job.results = {};
   finished_order_.push_back(id);
   while (finished_order_.size() > keep_finished_) {
     jobs_.erase(finished_order_.front());
@@ -142,25 +148,28 @@ std::size_t JobTable::waiters() const {
   return waiters_.size() + due_.size();
 }
 
-std::optional<nlohmann::json> JobTable::snapshot(const std::string& id, bool with_results) const {
+std::optional<std::string> JobTable::document(const std::string& id, bool with_results) const {
   const std::lock_guard lock(mutex_);
   const auto found = jobs_.find(id);
   if (found == jobs_.end()) {
     return std::nullopt;
   }
   const auto& job = found->second;
-  nlohmann::json document = {{"job_id", id},
-                             {"status", job.status},
-                             {"done", job.done},
-                             {"total", job.results.size()},
-                             {"info", job.info}};
+  nlohmann::json head = {
+      {"job_id", id}, {"status", job.status}, {"done", job.done}, {"total", job.total}, {"info", job.info}};
   if (job.error) {
-    document["error"] = *job.error;
+    head["error"] = *job.error;
   }
+  auto text = head.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (with_results) {
-    document["results"] = job.results;
+    text.pop_back();  // the closing brace: the results follow as the last member
+    text += R"(,"results":)";
+    text += job.results_text.empty()
+                ? nlohmann::json(job.results).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                : job.results_text;
+    text += '}';
   }
-  return document;
+  return text;
 }
 
 bool JobTable::wait(const std::string& id, Clock::time_point deadline) const {

@@ -37,8 +37,10 @@ class JobTable {
   void set_result(const std::string& id, std::size_t index, nlohmann::json result);
   void finish(const std::string& id, std::optional<std::string> error = std::nullopt);
 
-  // {"job_id", "status": queued|running|done|failed, "done", "total", "results" (when done or asked)}
-  std::optional<nlohmann::json> snapshot(const std::string& id, bool with_results) const;
+  // The job document as JSON text: {"job_id", "status": queued|running|done|failed, "done", "total",
+  // "info", "error" (failed only), "results" (when asked; null for those not finished)}; none for an
+  // unknown job.
+  std::optional<std::string> document(const std::string& id, bool with_results) const;
   // Waits until the job is finished or the deadline passes; true when finished.
   bool wait(const std::string& id, Clock::time_point deadline) const;
   // Calls `on_finished` once the job has finished or the deadline has passed, without holding a thread
@@ -52,7 +54,9 @@ class JobTable {
  private:
   struct Job {
     std::string status = "queued";
-    std::vector<nlohmann::json> results;
+    std::vector<nlohmann::json> results;  // while it runs
+    std::string results_text;             // once finished: the results array as JSON text
+    std::size_t total = 0;
     std::size_t done = 0;
     nlohmann::json info;
     std::optional<std::string> error;

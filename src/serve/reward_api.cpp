@@ -25,6 +25,13 @@ std::string type_name(const nlohmann::json& value) { return value.type_name(); }
 
 }  // namespace
 
+HttpResponse text_response(int status, std::string json_text) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(json_text);
+  return response;
+}
+
 HttpResponse json_response(int status, const nlohmann::json& body) {
   HttpResponse response;
   response.status = status;
@@ -257,22 +264,22 @@ std::optional<HttpResponse> RewardApi::evaluate(const nlohmann::json& body, cons
 }
 
 HttpResponse RewardApi::job_answer(const std::string& id, bool finished) const {
-  auto snapshot = jobs_.snapshot(id, finished);
-  if (!snapshot) {
+  auto document = jobs_.document(id, finished);
+  if (!document) {
     return json_error(500, "job-lost",
                       "the job finished but its results were evicted; fetch them again by re-sending");
   }
-  return json_response(finished ? 200 : 202, *snapshot);
+  return text_response(finished ? 200 : 202, std::move(*document));
 }
 
 HttpResponse RewardApi::job(const std::string& id) const {
-  const auto snapshot = jobs_.snapshot(id, true);
-  if (!snapshot) {
+  auto document = jobs_.document(id, true);
+  if (!document) {
     return json_error(404, "unknown-job",
                       "no job with this id (finished jobs are kept for a while; the result "
                       "store answers the same request again at once)");
   }
-  return json_response(200, *snapshot);
+  return text_response(200, std::move(*document));
 }
 
 HttpResponse RewardApi::metrics() const {

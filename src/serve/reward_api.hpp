@@ -67,5 +67,7 @@ class RewardApi {
 };
 
 HttpResponse json_response(int status, const nlohmann::json& body);
+// A response whose body is JSON text already.
+HttpResponse text_response(int status, std::string json_text);
 
 }  // namespace kforge::serve

@@ -158,7 +158,15 @@ TEST(JobTable, AWaiterIsCalledWhenItsJobFinishesOrAtItsDeadline) {
                      [&](bool finished) { later_result.set_value(finished); });
   EXPECT_EQ(jobs.waiters(), 1U);
   jobs.set_result(later, 0, {{"index", 0}});
+  EXPECT_EQ(nlohmann::json::parse(*jobs.document(later, true))["results"],
+            nlohmann::json::parse(R"([{"index":0}])"));
   jobs.finish(later);
+  const auto later_document = nlohmann::json::parse(*jobs.document(later, true));
+  EXPECT_EQ(later_document["status"], "done");
+  EXPECT_EQ(later_document["total"], 1);
+  EXPECT_EQ(later_document["results"], nlohmann::json::parse(R"([{"index":0}])")) << "kept as text, the same";
+  EXPECT_FALSE(nlohmann::json::parse(*jobs.document(later, false)).contains("results"));
+  EXPECT_FALSE(jobs.document("no-such-job", true));
   auto later_future = later_result.get_future();
   ASSERT_EQ(later_future.wait_for(10s), std::future_status::ready);
   EXPECT_TRUE(later_future.get());
