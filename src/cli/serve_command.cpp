@@ -169,7 +169,11 @@ std::function<int()> add_serve_command(CLI::App& app) {
   serve->add_option("--trials", settings.trials, "correctness trials, each with fresh inputs")
       ->capture_default_str();
   serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
-  serve->add_option("--timeout", settings.timeout_s, "seconds allowed for each call into a worker")
+  serve
+      ->add_option(
+          "--timeout", settings.timeout_s,
+          "seconds any call into a worker may take at most (each call's own limit is derived from the "
+          "reference's time: docs/verdict.md, Time limits)")
       ->capture_default_str();
   serve
       ->add_option("--time-budget", settings.timing.time_budget_s, "seconds of timing at most per evaluation")

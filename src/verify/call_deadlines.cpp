@@ -16,24 +16,26 @@ std::chrono::milliseconds milliseconds(double seconds) {
 
 CallDeadlinePolicy CallDeadlinePolicy::defaults(bool on_gpu) {
   CallDeadlinePolicy policy;
-  if (!on_gpu) {
-    policy.floor_s = 10.0;  // the interpreter on a contended CPU: a small kernel may take a second or two
+  if (!on_gpu) {  // the Triton interpreter, on cores other evaluations share: slow and noisy
+    policy.floor_s = 10.0;
+    policy.reference_multiple = 10000.0;
   }
   return policy;
 }
 
 CallDeadlines::CallDeadlines(double upper_s, std::optional<double> reference_call_s, bool on_gpu,
-                             std::filesystem::path compile_cache,
+                             bool derived, std::filesystem::path compile_cache,
                              const std::optional<CallDeadlinePolicy>& policy)
     : upper_s_(upper_s),
       reference_call_s_(reference_call_s && std::isfinite(*reference_call_s) && *reference_call_s >= 0.0
                             ? reference_call_s
                             : std::nullopt),
+      derived_(derived),
       policy_(policy.value_or(CallDeadlinePolicy::defaults(on_gpu))),
       compile_cache_(std::move(compile_cache)) {}
 
 double CallDeadlines::candidate_s(std::size_t forward_calls) const {
-  if (!reference_call_s_) {
+  if (!derived_ || !reference_call_s_) {
     return upper_s_;
   }
   const double derived =
@@ -66,6 +68,7 @@ std::chrono::milliseconds CallDeadlines::judge() const { return milliseconds(upp
 
 nlohmann::json CallDeadlines::to_json() const {
   return {
+      {"derived", derived_},
       {"upper_s", upper_s_},
       {"reference_call_s", reference_call_s_ ? nlohmann::json(*reference_call_s_) : nlohmann::json(nullptr)},
       {"candidate_call_s", candidate_s()},

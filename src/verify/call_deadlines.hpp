@@ -17,25 +17,27 @@ struct CallDeadlinePolicy {
   double first_call_s = 5.0;           // more for the first calls: lazy set-up (CUPTI, imports, caches)
   double compile_allowance_s = 120.0;  // ... and more still, spent only while kernels compile
 
-  // GPU: 5 s, 1000x, 5 s, 120 s. CPU: a floor of 10 s (the Triton interpreter is up to a few thousand
-  // times slower than a tiny reference, and shares two cores with other evaluations); nothing compiles
-  // there, so the compile allowance is never spent.
+  // GPU: 5 s, 1000x, 5 s, 120 s. CPU: 10 s and 10000x (the Triton interpreter is up to a few thousand
+  // times slower than a tiny reference, and shares the cores with other evaluations: an honest cumsum
+  // took 60x its time alone on a loaded 2-core machine); nothing compiles there, so the compile
+  // allowance is never spent.
   static CallDeadlinePolicy defaults(bool on_gpu);
 };
 
 // How long each call into a worker may take before its process group is killed (docs/verdict.md, "Time
-// limits"). A hang must cost seconds, not the whole --timeout: a call that runs the candidate's code gets
-// max(floor, multiple x the reference's own time for the same number of forward calls), the candidate's
-// first calls (import and construction, the first forward, where Triton compiles) get more only while
-// compiled kernels keep appearing in the candidate's private Triton cache, and the user's --timeout
-// bounds every limit. The one place these limits are decided: kforge eval, bench, optimize and serve all
-// evaluate through it.
+// limits"); the one place these limits are decided, for every command that evaluates. Derived (kforge
+// serve, where a hang must cost seconds, not the whole --timeout): a call that runs the candidate's code
+// gets max(floor, multiple x the reference's own time for the same number of forward calls), the
+// candidate's first calls (import and construction, the first forward, where Triton compiles) get a
+// little more, and more again only while compiled kernels keep appearing in the candidate's private
+// Triton cache; the user's --timeout bounds every limit. Fixed (kforge eval, bench, optimize: a
+// benchmark must not turn a correct but very slow kernel into a timeout): every call gets --timeout.
 class CallDeadlines {
  public:
   // `upper_s`: --timeout. `reference_call_s`: one forward of the reference, measured by the judge when it
-  // loads the problem (none: unknown, every limit is the upper bound). `compile_cache`: the candidate's
-  // private Triton cache, watched during its first calls.
-  CallDeadlines(double upper_s, std::optional<double> reference_call_s, bool on_gpu,
+  // loads the problem (none: unknown, every limit is the upper bound). `derived`: false for fixed limits.
+  // `compile_cache`: the candidate's private Triton cache, watched during its first calls.
+  CallDeadlines(double upper_s, std::optional<double> reference_call_s, bool on_gpu, bool derived = true,
                 std::filesystem::path compile_cache = {},
                 const std::optional<CallDeadlinePolicy>& policy = std::nullopt);
 
@@ -53,13 +55,14 @@ class CallDeadlines {
   double candidate_s(std::size_t forward_calls = 1) const;
   double first_call_s() const;  // before any extension
   double upper_s() const { return upper_s_; }
-  // {"upper_s", "reference_call_s", "candidate_call_s", "first_call_s", "floor_s", "reference_multiple",
-  //  "compile_allowance_s"}: recorded in the verdict's settings.
+  // {"derived", "upper_s", "reference_call_s", "candidate_call_s", "first_call_s", "floor_s",
+  //  "reference_multiple", "compile_allowance_s"}: recorded in the verdict's settings.
   nlohmann::json to_json() const;
 
  private:
   double upper_s_;
   std::optional<double> reference_call_s_;
+  bool derived_;
   CallDeadlinePolicy policy_;
   std::filesystem::path compile_cache_;
 };

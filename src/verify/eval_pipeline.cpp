@@ -256,7 +256,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   fs::create_directories(code_path.parent_path());
   std::ofstream(code_path, std::ios::binary) << code;
   CallDeadlines deadlines(settings.timeout_s, session.reference_call_s(), session.on_gpu(),
-                          runner::candidate_compile_cache(scratch.directory()));
+                          settings.derived_call_limits, runner::candidate_compile_cache(scratch.directory()));
   verdict.settings["call_limits"] = deadlines.to_json();
 
   const EvaluationInSession evaluation(session, settings);

@@ -24,6 +24,9 @@ struct EvalSettings {
   bool small = false;                        // apply the problem's KFORGE_SMALL sizes
   std::map<std::string, std::string> sizes;  // NAME=VALUE overrides of module-level constants
   double timeout_s = 300.0;  // the upper bound of every call into a worker (limits: verify/call_deadlines)
+  // Each call's limit derived from the reference's own time (kforge serve: a hang costs seconds); false:
+  // every call gets timeout_s (kforge eval, bench, optimize).
+  bool derived_call_limits = false;
   bool measure_performance = true;
   measure::TimingPolicyConfig timing;
   rules::Profile profile = rules::Profile::strict;

@@ -14,10 +14,6 @@ from typing import Any
 
 import torch
 
-# torch.use_deterministic_algorithms imports torch._inductor on first use (3 s on a CPU): imported with
-# the worker, the zygote's candidates inherit it and no first forward spends its time limit on it.
-import torch._inductor
-
 from kforge.worker import correctness, protocol, values
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.protocol import WorkerError
