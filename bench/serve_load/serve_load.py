@@ -227,15 +227,23 @@ class ServeProcess:
         return code
 
 
-def _read_rss_kib(pid: int) -> int:
+def _status_field(pid: int, name: str) -> int:
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
-                if line.startswith("VmRSS:"):
+                if line.startswith(name + ":"):
                     return int(line.split()[1])
     except (OSError, ValueError):
         pass
     return 0  # gone, or a zombie
+
+
+def _read_rss_kib(pid: int) -> int:
+    return _status_field(pid, "VmRSS")
+
+
+def thread_count(pid: int) -> int:
+    return _status_field(pid, "Threads")
 
 
 def cpu_seconds(pid: int | None) -> float | None:
@@ -301,6 +309,7 @@ class MemorySample:
     service_kib: int
     children_kib: int
     children: int
+    threads: int = 0  # the service's own threads (handler pool, io, engine)
 
 
 class MemorySampler(threading.Thread):
@@ -324,6 +333,7 @@ class MemorySampler(threading.Thread):
             _read_rss_kib(self.pid),
             sum(_read_rss_kib(child) for child in kids),
             len(kids),
+            thread_count(self.pid),
         )
 
     def run(self) -> None:
@@ -356,6 +366,11 @@ class MemorySampler(threading.Thread):
             "children_mib": mib(children),
             "total_mib": mib([a + b for a, b in zip(service, children, strict=True)]),
             "children_processes": {"start": counts[0], "peak": max(counts), "end": counts[-1]},
+            "service_threads": {
+                "start": self.samples[0].threads,
+                "peak": max(sample.threads for sample in self.samples),
+                "end": self.samples[-1].threads,
+            },
         }
 
 
@@ -960,7 +975,8 @@ class LoadPlanner:
                 ]
             )
             token = self.client.token or ""
-            wrong = ["Bearer wrong", f"Bearer {token}x", f"Basic {token}", f"Bearer  {token}"]
+            # (RFC 7235 lets the scheme be in any case and followed by several spaces: those are right)
+            wrong = ["Bearer wrong", f"Bearer {token}x", f"Basic {token}", f"Bearer {token[:-1]}"]
             authorization = self._pick(wrong) if case == "bad-token" else None
             return Planned(
                 index, case, "hostile", method, path, body, token=False, authorization=authorization,
@@ -1627,6 +1643,18 @@ async def run_load(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         }
         for o in problems[:40]
     ]
+    if args.idle_s > 0 and sampler:
+        log(f"idle for {args.idle_s:.0f} s: does the service give its memory back?")
+        at_end = sampler.sample()
+        await asyncio.sleep(args.idle_s)
+        idle = sampler.sample()
+        report["memory_after_idle"] = {
+            "idle_s": args.idle_s,
+            "service_mib_at_load_end": round(at_end.service_kib / 1024, 1),
+            "service_mib_after_idle": round(idle.service_kib / 1024, 1),
+            "service_threads_at_load_end": at_end.threads,
+            "service_threads_after_idle": idle.threads,
+        }
     if args.sync_hangs:
         log(f"probe: {args.sync_hangs} hanging candidates with the default wait_s")
         report["sync_hang_probe"] = await sync_hang_probe(
@@ -1772,6 +1800,16 @@ def load_markdown(report: dict[str, Any]) -> str:
             f"{sm['start']} → peak {sm['peak']} → {sm['end']} MiB; "
             f"its {cp['start']}/{cp['peak']}/{cp['end']} child processes (start/peak/end) "
             f"{cm['start']} → peak {cm['peak']} → {cm['end']} MiB (RSS summed)."
+        )
+        if "service_threads" in mem:
+            th = mem["service_threads"]
+            lines.append(f"Service threads: {th['start']} → peak {th['peak']} → {th['end']}.")
+    idle = report.get("memory_after_idle")
+    if idle:
+        lines.append(
+            f"**After {idle['idle_s']:.0f} s idle**: service RSS {idle['service_mib_at_load_end']} → "
+            f"{idle['service_mib_after_idle']} MiB, threads {idle['service_threads_at_load_end']} → "
+            f"{idle['service_threads_after_idle']}."
         )
     j = report["jobs"]
     lines.append(
@@ -2218,6 +2256,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CASE",
         help="send only these request cases (repeat), e.g. --only static-reject",
+    )
+    load.add_argument(
+        "--idle-s",
+        type=float,
+        default=0.0,
+        help="after the load, stay idle this long and sample the service's memory and threads again "
+        "(default 0: off)",
     )
     load.add_argument(
         "--rss-limit-mib",

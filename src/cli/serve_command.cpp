@@ -4,7 +4,6 @@
 #include <pthread.h>
 
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -14,6 +13,7 @@
 #include "serve/evaluation_service.hpp"
 #include "serve/http_server.hpp"
 #include "serve/reward_api.hpp"
+#include "serve/service_token.hpp"
 #include "store/result_store.hpp"
 
 namespace kforge::cli {
@@ -25,6 +25,7 @@ struct ServeOptions {
   std::string device = "auto";
   std::string token_file;
   std::string problems_dir;
+  std::string trusted_problems;
   std::string python;
   std::size_t max_completions = 1024;
   std::size_t warm_judges = 8;
@@ -33,26 +34,33 @@ struct ServeOptions {
   BatchOptions batch;
 };
 
-std::optional<std::string> read_token(const std::string& file) {
-  if (file.empty()) {
-    return std::nullopt;
-  }
-  std::ifstream in(file);
-  std::string token;
-  if (!in || !std::getline(in, token) || token.empty()) {
-    throw std::runtime_error(fmt::format("--token-file {}: expected the token on its first line", file));
-  }
-  return token;
-}
-
-std::filesystem::path problems_folder(const ServeOptions& options) {
-  if (!options.problems_dir.empty()) {
-    return options.problems_dir;
-  }
+std::filesystem::path store_folder(const ServeOptions& options) {
   const std::filesystem::path store = options.batch.store.empty()
                                           ? store::ResultStore::default_path()
                                           : std::filesystem::path(options.batch.store);
-  return store.parent_path() / "served-problems";
+  return store.parent_path();
+}
+
+std::filesystem::path problems_folder(const ServeOptions& options) {
+  return !options.problems_dir.empty() ? std::filesystem::path(options.problems_dir)
+                                       : store_folder(options) / "served-problems";
+}
+
+// The token: read from --token-file when that file exists, else a new one written there (or to
+// serve-token next to the store) with mode 0600. Says where it is, never what it is.
+std::string service_token(const ServeOptions& options) {
+  const std::filesystem::path file = !options.token_file.empty() ? std::filesystem::path(options.token_file)
+                                                                 : store_folder(options) / "serve-token";
+  std::error_code error;
+  if (!options.token_file.empty() && std::filesystem::exists(file, error)) {
+    return serve::read_token_file(file);
+  }
+  auto token = serve::write_new_token(file);
+  std::cerr << fmt::format(
+      "kforge serve: wrote a new token to {} (mode 0600); clients send 'Authorization: Bearer <its first "
+      "line>' (the Python client reads $KFORGE_TOKEN_FILE)\n",
+      file.string());
+  return token;
 }
 
 // Blocks SIGTERM, SIGINT and SIGHUP in every thread started after this, so the main thread can sigwait
@@ -90,6 +98,11 @@ int run_serve(ServeOptions& options) {
     engine.store = store.get();
   }
   serve::ProblemRegistry problems(problems_folder(options));
+  if (!options.trusted_problems.empty()) {
+    const auto count = problems.add_trusted_folder(options.trusted_problems);
+    std::cerr << fmt::format("kforge serve: {} trusted problems from {} (judged outside the sandbox)\n",
+                             count, options.trusted_problems);
+  }
   serve::JobTable jobs;
   serve::ServiceMetrics metrics;
   serve::EvaluationService service(service_options, jobs, metrics);
@@ -100,11 +113,15 @@ int run_serve(ServeOptions& options) {
       {"api", "v1"},
       {"devices", engine.devices},
       {"store", store ? nlohmann::json(store->path().string()) : nlohmann::json(nullptr)}};
-  serve::RewardApi api(problems, jobs, service, metrics, read_token(options.token_file), limits, about);
+  serve::RewardApi api(problems, jobs, service, metrics, service_token(options), limits, about);
   serve::HttpServerOptions http;
   http.host = options.host;
   http.port = options.port;
-  serve::HttpServer server(http, [&api](const serve::HttpRequest& request) { return api.handle(request); });
+  http.on_rejected = [&metrics](int status, const std::string& code) { metrics.rejected(status, code); };
+  serve::HttpServer server(http,
+                           [&api](const serve::HttpRequest& request, const serve::HttpResponder& respond) {
+                             api.handle(request, respond);
+                           });
   try {
     server.start();
   } catch (const std::runtime_error& error) {
@@ -148,11 +165,18 @@ std::function<int()> add_serve_command(CLI::App& app) {
   add_device_option(*serve, options->device);
   serve
       ->add_option("--token-file", options->token_file,
-                   "file whose first line is a bearer token every request but /v1/health must carry")
+                   "file whose first line is the bearer token every request but /v1/health must carry; "
+                   "written with a new token (mode 0600) when missing (default: serve-token next to the "
+                   "store, a new token each start)")
       ->option_text("FILE");
   serve
       ->add_option("--problems-dir", options->problems_dir,
-                   "where registered problems are kept (default: served-problems next to the store)")
+                   "where problems sent by clients are kept (default: served-problems next to the store)")
+      ->option_text("DIR");
+  serve
+      ->add_option("--trusted-problems", options->trusted_problems,
+                   "a folder of the operator's own problems (a suite or a KernelBench level): known by the "
+                   "same ids as their sources, judged outside the sandbox")
       ->option_text("DIR");
   serve
       ->add_option("--warm-judges", options->warm_judges,
@@ -166,7 +190,10 @@ std::function<int()> add_serve_command(CLI::App& app) {
       ->capture_default_str();
   add_trials_option(*serve, settings.trials);
   serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
-  add_timeout_option(*serve, settings.timeout_s);
+  add_timeout_option(*serve, settings.timeout_s)
+      ->description(
+          "seconds any call into a worker may take at most (each call's own limit is derived from the "
+          "reference's time: docs/verdict.md, Time limits)");
   add_time_budget_option(*serve, settings.timing.time_budget_s, "seconds of timing at most per evaluation");
   add_python_option(*serve, options->python);
   add_batch_options(*serve, options->batch);

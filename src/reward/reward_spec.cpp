@@ -101,6 +101,7 @@ RewardSpec parse_reward_spec(const nlohmann::json& spec) {
     throw std::invalid_argument(
         fmt::format("a reward spec is a formula name ({}) or an object", formula_names()));
   }
+  bool penalty_given = false;
   for (const auto& [key, value] : spec.items()) {
     if (key == "formula") {
       if (!value.is_string()) {
@@ -116,6 +117,7 @@ RewardSpec parse_reward_spec(const nlohmann::json& spec) {
       }
     } else if (key == "cheating_penalty") {
       parsed.cheating_penalty = finite_number(value, key);
+      penalty_given = true;
     } else {
       throw std::invalid_argument(fmt::format(
           "unknown reward field '{}': expected formula, weights, speedup_cap, cheating_penalty", key));
@@ -126,6 +128,13 @@ RewardSpec parse_reward_spec(const nlohmann::json& spec) {
   }
   if (parsed.formula != Formula::weighted && !parsed.weights.empty()) {
     throw std::invalid_argument("reward 'weights' apply only to the formula 'weighted'");
+  }
+  if (penalty_given && parsed.formula != Formula::kforge) {
+    throw std::invalid_argument(fmt::format(
+        "reward 'cheating_penalty' applies only to the formula 'kforge', not '{}'{}",
+        to_string(parsed.formula),
+        parsed.formula == Formula::weighted ? " (give the 'cheating' component a negative weight instead)"
+                                            : " (its cheating rule is fixed: docs/rewards.md)"));
   }
   return parsed;
 }
@@ -138,7 +147,9 @@ nlohmann::json to_json(const RewardSpec& spec) {
   if (spec.speedup_cap > 0.0) {
     document["speedup_cap"] = spec.speedup_cap;
   }
-  document["cheating_penalty"] = spec.cheating_penalty;
+  if (spec.formula == Formula::kforge) {
+    document["cheating_penalty"] = spec.cheating_penalty;
+  }
   return document;
 }
 

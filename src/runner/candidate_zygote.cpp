@@ -128,6 +128,8 @@ std::unique_ptr<CandidateZygote> CandidateZygote::start(const PythonEnvironment&
     launch.sandbox->disabled_layers.insert(kLayerSeccomp);
     launch.sandbox->read_write_paths.push_back(scratch.directory());
     launch.sandbox->read_write_paths.emplace_back("/proc");
+    // Every evaluation's transfer folder lies in its problem session's, which a sandboxed judge may write.
+    launch.sandbox->read_write_paths.push_back(ScratchSpace::transfer_parent());
   }
   auto zygote = WorkerProcess::start(launch);
   const auto ready = zygote.call({{"op", "ready"}}, kStartTimeout);
@@ -148,8 +150,8 @@ CandidateZygote::CandidateZygote(PythonEnvironment python, bool cpu_device, Scra
 
 CandidateZygote::~CandidateZygote() { zygote_.stop(); }
 
-ScratchSpace CandidateZygote::new_scratch() const {
-  return ScratchSpace::create_under(scratch_.directory(), scratch_.transfer_directory());
+ScratchSpace CandidateZygote::new_scratch(const std::filesystem::path& transfer_parent) const {
+  return ScratchSpace::create_under(scratch_.directory(), transfer_parent);
 }
 
 bool CandidateZygote::lost() const {

@@ -21,9 +21,10 @@ namespace kforge::runner {
 // imports (seconds) on every candidate.
 //
 // The zygote runs in the candidate sandbox minus seccomp (rlimits, capabilities, network namespace,
-// Landlock over all its candidates' folders). Each forked candidate then sets its own process group,
-// restricts itself with the Landlock ruleset kforge built for exactly that candidate and installs the same
-// seccomp program as a freshly started candidate, before it reads its first request. The zygote forks
+// Landlock over all its candidates' folders and the parent of every transfer folder). Each forked
+// candidate then sets its own process group, restricts itself with the Landlock ruleset kforge built
+// for exactly that candidate and installs the same seccomp program as a freshly started candidate,
+// before it reads its first request. The zygote forks
 // twice, so the candidate is re-parented to kforge (a child subreaper) and is waited for like any worker.
 class CandidateZygote {
  public:
@@ -37,8 +38,9 @@ class CandidateZygote {
   CandidateZygote& operator=(CandidateZygote&&) = delete;
   ~CandidateZygote();
 
-  // A scratch space inside the zygote's folders, for one candidate.
-  ScratchSpace new_scratch() const;
+  // A scratch space inside the zygote's folders for one candidate, its transfer folder under
+  // `transfer_parent` (the problem session's; ScratchSpace::transfer_parent() is open to the zygote).
+  ScratchSpace new_scratch(const std::filesystem::path& transfer_parent) const;
   // Forks a sandboxed candidate for this scratch space; `context` as for make_candidate_launch. Throws
   // std::runtime_error when the zygote is gone (lost() is then true) or a required sandbox layer failed.
   WorkerProcess fork_candidate(const ScratchSpace& scratch, CandidateSandboxContext context);

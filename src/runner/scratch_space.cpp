@@ -43,6 +43,14 @@ ScratchSpace ScratchSpace::create() {
   return create_under(parents.front(), parents.size() > 1 ? parents.back() : std::filesystem::path());
 }
 
+ScratchSpace ScratchSpace::create_with_transfer_under(const std::filesystem::path& transfer_parent) {
+  return create_under(scratch_parents().front(), transfer_parent);
+}
+
+std::filesystem::path ScratchSpace::transfer_parent() {
+  return scratch_parents().back();  // /dev/shm where there is one, else the temporary folder
+}
+
 // Both names carry kforge's pid (scratch_folder_pattern), so a later kforge can sweep what a killed one
 // left behind.
 ScratchSpace ScratchSpace::create_under(const std::filesystem::path& parent,

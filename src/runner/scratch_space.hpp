@@ -13,6 +13,12 @@ class ScratchSpace {
   // The same two folders inside given parents (a candidate zygote's, whose sandbox opens only those).
   static ScratchSpace create_under(const std::filesystem::path& parent,
                                    const std::filesystem::path& transfer_parent);
+  // A private folder in the temporary folder and the transfer folder under `transfer_parent` (a problem
+  // session's transfer folder: its judge, sandboxed, may write only there).
+  static ScratchSpace create_with_transfer_under(const std::filesystem::path& transfer_parent);
+  // Where transfer folders are made: /dev/shm when there is one, else the temporary folder. Whatever
+  // opens every evaluation's transfer folder (the candidate zygote) is given this.
+  static std::filesystem::path transfer_parent();
 
   ScratchSpace(const ScratchSpace&) = delete;
   ScratchSpace& operator=(const ScratchSpace&) = delete;

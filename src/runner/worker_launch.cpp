@@ -7,6 +7,9 @@
 namespace kforge::runner {
 namespace {
 
+constexpr const char* kCandidateFolder = "candidate";
+constexpr const char* kTritonCacheFolder = "triton-cache";
+
 // Variables the judge needs from the user's environment; everything else is dropped.
 constexpr std::array kJudgePassedThrough{"PATH",
                                          "HOME",
@@ -49,7 +52,7 @@ void pass_through(WorkerLaunch& launch, const std::array<const char*, N>& names,
 
 WorkerLaunch python_worker(const std::string& name, const PythonEnvironment& python,
                            const std::filesystem::path& private_dir) {
-  std::filesystem::create_directories(private_dir / "triton-cache");
+  std::filesystem::create_directories(private_dir / kTritonCacheFolder);
   WorkerLaunch launch;
   launch.executable = python.interpreter;
   launch.arguments = {"-X", "faulthandler", "-m", "kforge.worker." + name};
@@ -63,7 +66,7 @@ void add_worker_variables(WorkerLaunch& launch, const PythonEnvironment& python,
   launch.environment.emplace_back("PYTHONUNBUFFERED", "1");
   launch.environment.emplace_back("PYTHONDONTWRITEBYTECODE", "1");
   launch.environment.emplace_back("TMPDIR", private_dir.string());
-  launch.environment.emplace_back("TRITON_CACHE_DIR", (private_dir / "triton-cache").string());
+  launch.environment.emplace_back("TRITON_CACHE_DIR", (private_dir / kTritonCacheFolder).string());
   // kineto finalises CUPTI after each torch.profiler session (the candidate's traced trials): left
   // attached, it slowed every later launch of the process by ~25 µs (issue 31)
   launch.environment.emplace_back("TEARDOWN_CUPTI", "1");
@@ -73,21 +76,25 @@ void add_worker_variables(WorkerLaunch& launch, const PythonEnvironment& python,
   }
 }
 
-// The candidate's scrubbed environment and sandbox for untrusted code in `private_dir`.
-void sandbox_as_candidate(WorkerLaunch& launch, const PythonEnvironment& python,
-                          const std::filesystem::path& scratch, const std::filesystem::path& private_dir,
-                          bool cpu_device, const CandidateSandboxContext& context) {
+// The candidate's scrubbed environment and sandbox for untrusted code in `private_dir`, reading
+// `readable_code` (the candidate's code folder, or a client's problem folder).
+void sandbox_untrusted(WorkerLaunch& launch, const PythonEnvironment& python,
+                       const std::filesystem::path& private_dir, const std::filesystem::path& readable_code,
+                       bool cpu_device, const CandidateSandboxContext& context) {
   pass_through(launch, kCandidatePassedThrough, cpu_device);
   launch.environment.emplace_back("HOME", private_dir.string());  // caches of CUDA, Triton, torch land here
   launch.environment.emplace_back("LANG", "C.UTF-8");
   launch.environment.emplace_back("PYTHONNOUSERSITE", "1");
   launch.environment.emplace_back("PYTHONSAFEPATH", "1");  // the working folder is not on sys.path
   add_worker_variables(launch, python, private_dir, cpu_device);
-  launch.sandbox =
-      make_candidate_sandbox_policy(python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
+  launch.sandbox = make_candidate_sandbox_policy(python, private_dir, readable_code, cpu_device, context);
 }
 
 }  // namespace
+
+std::filesystem::path candidate_compile_cache(const std::filesystem::path& scratch) {
+  return scratch / kCandidateFolder / kTritonCacheFolder;
+}
 
 WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python,
                                 const std::filesystem::path& scratch, bool cpu_device) {
@@ -103,10 +110,22 @@ WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python
 
 WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::filesystem::path& scratch,
                                    bool cpu_device, const CandidateSandboxContext& context) {
-  const auto private_dir = scratch / "candidate";
+  const auto private_dir = scratch / kCandidateFolder;
   WorkerLaunch launch = python_worker("candidate", python, private_dir);
-  sandbox_as_candidate(launch, python, scratch, private_dir, cpu_device, context);
+  sandbox_untrusted(launch, python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
   launch.hidden_reply_channel = true;  // candidate code runs in this process: replies are sealed
+  return launch;
+}
+
+WorkerLaunch make_sandboxed_judge_launch(const PythonEnvironment& python,
+                                         const std::filesystem::path& scratch, bool cpu_device,
+                                         const std::filesystem::path& problem_folder,
+                                         const std::filesystem::path& transfer_root, double call_timeout_s) {
+  const auto private_dir = scratch / "judge";
+  WorkerLaunch launch = python_worker("judge", python, private_dir);
+  sandbox_untrusted(launch, python, private_dir, problem_folder, cpu_device,
+                    CandidateSandboxContext{{}, call_timeout_s, {}, transfer_root});
+  launch.hidden_reply_channel = true;  // the client's problem code runs in this process
   return launch;
 }
 
@@ -117,7 +136,7 @@ WorkerLaunch make_sandboxed_program_launch(const std::string& module, const Pyth
   const auto private_dir = scratch / module;
   WorkerLaunch launch = python_worker(module, python, private_dir);
   launch.arguments.insert(launch.arguments.end(), arguments.begin(), arguments.end());
-  sandbox_as_candidate(launch, python, scratch, private_dir, cpu_device, context);
+  sandbox_untrusted(launch, python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
   return launch;
 }
 

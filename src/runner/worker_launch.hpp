@@ -16,11 +16,24 @@ enum class WorkerRole { judge, candidate };
 // candidate may read it, never write it.
 inline constexpr const char* kCandidateCodeFolder = "code";
 
+// The candidate worker's private Triton cache in a scratch space: compiled kernels appear there.
+std::filesystem::path candidate_compile_cache(const std::filesystem::path& scratch);
+
 // The command line and scrubbed environment of a judge or candidate worker. On the CPU the
 // candidate runs Triton's interpreter; each worker gets its own Triton cache inside the scratch folder.
 // A candidate is always sandboxed: this overload protects kforge itself but knows no judge to protect.
 WorkerLaunch make_worker_launch(WorkerRole role, const PythonEnvironment& python,
                                 const std::filesystem::path& scratch, bool cpu_device);
+
+// The judge of a problem whose code is not the operator's (sent to kforge serve by a client): the
+// candidate's sandbox and scrubbed environment, reading the system, Python, the kforge package and the
+// problem's own folder, writing only its private folder and `transfer_root` (under which every evaluation
+// of this judge makes its transfer folder); on a GPU also /dev/shm and the GPU's device files
+// (docs/sandbox.md, "The judge of a client's problem").
+WorkerLaunch make_sandboxed_judge_launch(const PythonEnvironment& python,
+                                         const std::filesystem::path& scratch, bool cpu_device,
+                                         const std::filesystem::path& problem_folder,
+                                         const std::filesystem::path& transfer_root, double call_timeout_s);
 
 // The candidate worker in its sandbox (see candidate_sandbox.hpp), with an environment that carries
 // nothing of the user's but what Python, CUDA and Triton need; HOME and TMPDIR are its private folder.

@@ -135,6 +135,55 @@ bool read_child_status(int fd, ChildStatus& status) {
   return true;
 }
 
+// The moving deadline of one call (see CallLimit): pushed on while the progress value changes.
+class CallDeadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  CallDeadline(const CallLimit& limit, Clock::time_point start)
+      : limit_(limit),
+        start_(start),
+        deadline_(start + limit.limit),
+        latest_(start + limit.limit + limit.extension),
+        last_value_(limit.progress ? limit.progress() : 0),
+        next_probe_(start + kProgressProbeInterval) {}
+
+  // The deadline now, after looking for progress when it is time to.
+  Clock::time_point at(Clock::time_point now) {
+    if (limit_.progress && now >= next_probe_ && deadline_ < latest_) {
+      next_probe_ = now + kProgressProbeInterval;
+      const auto value = limit_.progress();
+      if (value != last_value_) {
+        last_value_ = value;
+        deadline_ = std::min(latest_, now + limit_.limit);
+        extended_ = true;
+      }
+    }
+    return deadline_;
+  }
+
+  std::string expired_message(Clock::time_point now) const {
+    const double waited = std::chrono::duration<double>(now - start_).count();
+    const double base = std::chrono::duration<double>(limit_.limit).count();
+    if (!extended_) {
+      return fmt::format("no reply within {:.0f} s", base);
+    }
+    return fmt::format(
+        "no reply within {:.0f} s ({:.0f} s after the last visible progress; progress extends a call by "
+        "{:.0f} s at most)",
+        waited, base, std::chrono::duration<double>(limit_.extension).count());
+  }
+
+ private:
+  static constexpr auto kProgressProbeInterval = std::chrono::milliseconds(250);
+  const CallLimit& limit_;
+  Clock::time_point start_;
+  Clock::time_point deadline_;
+  Clock::time_point latest_;
+  std::uint64_t last_value_;
+  Clock::time_point next_probe_;
+  bool extended_ = false;
+};
+
 }  // namespace
 
 std::string environment_summary(const WorkerLaunch& launch) {
@@ -363,8 +412,8 @@ void WorkerProcess::drain_log(bool until_eof) {
   }
 }
 
-WorkerReply WorkerProcess::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
-  return call_passing(request, {}, timeout);
+WorkerReply WorkerProcess::call(const nlohmann::json& request, const CallLimit& limit) {
+  return call_passing(request, {}, limit);
 }
 
 bool WorkerProcess::send_request(const std::string& line, const std::vector<int>& fds) const {
@@ -406,14 +455,15 @@ bool WorkerProcess::send_request(const std::string& line, const std::vector<int>
 }
 
 WorkerReply WorkerProcess::call_passing(const nlohmann::json& request, const std::vector<int>& passed_fds,
-                                        std::chrono::milliseconds timeout) {
+                                        const CallLimit& limit) {
   if (pid_ <= 0) {
     return WorkerFailure{WorkerFailureKind::exited, "the worker is no longer running", 0, 0};
   }
   if (auto over_limit = enforce_memory_limit()) {
     return *over_limit;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto start = std::chrono::steady_clock::now();
+  CallDeadline deadline(limit, start);
   auto next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
   std::string nonce;
   std::string line;
@@ -453,14 +503,13 @@ WorkerReply WorkerProcess::call_passing(const nlohmann::json& request, const std
       return parsed;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      return kill_and_reap(
-          WorkerFailureKind::timeout,
-          fmt::format("no reply within {:.0f} s", std::chrono::duration<double>(timeout).count()));
+    if (now >= deadline.at(now)) {
+      return kill_and_reap(WorkerFailureKind::timeout, deadline.expired_message(now));
     }
-    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    const auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline.at(now) - now).count();
     std::array<pollfd, 2> fds{pollfd{reply_fd_, POLLIN, 0}, pollfd{log_fd_, POLLIN, 0}};
-    const long poll_ms = watchdog_ ? MemoryWatchdog::kInterval.count() : 1000;
+    const long poll_ms = watchdog_ ? MemoryWatchdog::kInterval.count() : (limit.progress ? 250 : 1000);
     const int ready =
         poll(fds.data(), log_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long>(wait_ms, poll_ms)));
     if (ready < 0 && errno != EINTR) {

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -52,6 +54,24 @@ struct WorkerFailure {
 
 using WorkerReply = std::variant<nlohmann::json, WorkerFailure>;
 
+// How long one call may take. `limit` without progress; while `progress` returns a new value (work the
+// supervisor can see, e.g. compiled kernels landing in the worker's cache), the deadline moves to
+// `limit` after the change, never past `limit + extension` after the start. A worker that hangs after
+// its last visible progress is killed `limit` later.
+struct CallLimit {
+  std::chrono::milliseconds limit{0};
+  std::chrono::milliseconds extension{0};
+  std::function<std::uint64_t()> progress;  // read about every 250 ms; null: no extension
+
+  CallLimit() = default;
+  template <class Rep, class Period>
+  CallLimit(std::chrono::duration<Rep, Period> fixed)  // NOLINT(google-explicit-constructor): a plain timeout
+      : limit(std::chrono::duration_cast<std::chrono::milliseconds>(fixed)) {}
+  CallLimit(std::chrono::milliseconds base, std::chrono::milliseconds more,
+            std::function<std::uint64_t()> probe)
+      : limit(base), extension(more), progress(std::move(probe)) {}
+};
+
 // A worker process in its own process group, spoken to with JSON lines on fds 3 (in) and 4 (out);
 // its stdout and stderr are kept as a bounded log. The destructor always kills and reaps the group.
 class WorkerProcess {
@@ -79,10 +99,10 @@ class WorkerProcess {
   ~WorkerProcess();
 
   // Sends one request and waits for its reply; on timeout or death the group is killed and reaped.
-  WorkerReply call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+  WorkerReply call(const nlohmann::json& request, const CallLimit& limit);
   // The same, passing these file descriptors along with the request (needs WorkerLaunch::socket_channel).
   WorkerReply call_passing(const nlohmann::json& request, const std::vector<int>& fds,
-                           std::chrono::milliseconds timeout);
+                           const CallLimit& limit);
 
   // For a program that does its work without the protocol (run once, result in a file): closes its
   // input and waits for it to exit, killing the group at the deadline. An exit status of 0 comes back

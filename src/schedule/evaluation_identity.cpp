@@ -41,6 +41,9 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
       {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
       {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")},
       {"gpu_memory_gib", runner::environment_variable("KFORGE_CANDIDATE_GPU_MEMORY_GIB")}};
+  if (settings.derived_call_limits) {  // a slow candidate may time out under them: not the same verdict
+    relevant["call_limits"] = "derived";
+  }
   return {store::sha256_hex(source::read_text_file(settings.problem_path)), store::sha256_hex(candidate),
           facts.gpu, facts.versions, std::move(relevant)};
 }

@@ -64,6 +64,8 @@ std::string EvaluationService::submit(const EvaluationRequest& request, nlohmann
     job.problem = request.problem.parent_path().filename().string();
     job.settings = options_.base;
     job.settings.problem_path = request.problem;
+    job.settings.problem_trusted = request.problem_trusted;
+    job.settings.derived_call_limits = true;  // a hang must cost the service seconds (docs/verdict.md)
     job.settings.candidate_path = "<inline>";
     job.settings.candidate_text = request.completions[i];
     job.settings.max_candidate_bytes =

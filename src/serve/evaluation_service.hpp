@@ -23,6 +23,7 @@ struct ServiceOptions {
 // One request's work: completions of one problem, with the reward wanted.
 struct EvaluationRequest {
   std::filesystem::path problem;
+  bool problem_trusted = false;  // the operator's own problem: its judge runs outside the sandbox
   std::vector<std::string> completions;
   std::size_t max_completion_bytes = verify::kMaxCandidateBytes;  // larger ones are rejected (extract)
   reward::RewardSpec reward;

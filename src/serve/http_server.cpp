@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 // clang-format on
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -46,16 +47,27 @@ HttpRequest to_request(const http::request<http::string_body>& message) {
   return request;
 }
 
-}  // namespace
+// Handler threads when the options leave it open: twice the cores (handlers that wait answer later and
+// hold no thread), at least 4, at most 64.
+std::size_t default_handler_threads() {
+  constexpr std::size_t kMin = 4;
+  constexpr std::size_t kMax = 64;
+  return std::clamp<std::size_t>(std::size_t{2} * std::thread::hardware_concurrency(), kMin, kMax);
+}
 
-// A handler thread idle this long hands its allocator cache back (see HandlerPool).
-constexpr std::chrono::milliseconds kHandlerIdleRelease{1000};
+AsyncHttpHandler answering_at_once(HttpHandler handler) {
+  return [handler = std::move(handler)](const HttpRequest& request, const HttpResponder& respond) {
+    respond(handler(request));
+  };
+}
+
+}  // namespace
 
 // Members are destroyed in reverse order: the io_context (and the sessions its pending operations
 // hold) goes before the counters those sessions update.
-struct HttpServer::State {
+struct HttpServer::State : std::enable_shared_from_this<HttpServer::State> {
   HttpServerOptions options;
-  HttpHandler handler;
+  AsyncHttpHandler handler;
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> in_flight{0};
   std::atomic<bool> stopping{false};
@@ -68,11 +80,31 @@ struct HttpServer::State {
   tcp::acceptor acceptor{io};
   std::vector<std::thread> io_threads;
 
-  State(HttpServerOptions server_options, HttpHandler request_handler)
+  State(HttpServerOptions server_options, AsyncHttpHandler request_handler)
       : options(std::move(server_options)),
         handler(std::move(request_handler)),
-        handlers(options.handler_threads > 0 ? options.handler_threads : options.max_connections,
-                 kHandlerIdleRelease, release_thread_allocator_cache) {}
+        handlers(
+            options.handler_threads > 0 ? options.handler_threads : default_handler_threads(),
+            options.handler_idle_release, [this] { release_idle_memory(); }, options.handler_idle_exit) {}
+
+  // On a handler thread idle for a while: its allocator cache goes back, and when nothing is in flight,
+  // the allocator's free pages too, so an idle service returns to about its starting memory.
+  void release_idle_memory() const noexcept {
+    release_thread_allocator_cache();
+    if (in_flight == 0) {
+      return_free_memory_to_system();
+    }
+  }
+
+  // A request refused before a handler saw it: counted by whoever observes (never throws).
+  void rejected(int status, const std::string& code) const noexcept {
+    if (options.on_rejected) {
+      try {
+        options.on_rejected(status, code);
+      } catch (...) {  // an observer's failure must not lose the answer
+      }
+    }
+  }
 };
 
 namespace {
@@ -90,8 +122,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start(bool refuse) {
     if (refuse) {
-      send(json_error(503, "too-many-connections", "the server is at its connection limit; retry later"),
-           false);
+      reject(503, "too-many-connections", "the server is at its connection limit; retry later");
       return;
     }
     read();
@@ -116,40 +147,66 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     if (error == http::error::body_limit) {
-      send(json_error(413, "body-too-large",
-                      fmt::format("the request body is larger than {} bytes", state_.options.max_body_bytes)),
-           false);
+      reject(413, "body-too-large",
+             fmt::format("the request body is larger than {} bytes", state_.options.max_body_bytes));
       return;
     }
     if (error == http::error::header_limit) {
-      send(json_error(431, "headers-too-large", "the request headers are too large"), false);
+      reject(431, "headers-too-large", "the request headers are too large");
       return;
     }
     if (error) {
-      send(json_error(400, "bad-request", "malformed HTTP request: " + error.message()), false);
+      reject(400, "bad-request", "malformed HTTP request: " + error.message());
       return;
     }
     auto message = parser_->release();
     const bool keep_alive = message.keep_alive();
     stream_.expires_never();
     ++state_.in_flight;
-    const bool posted = state_.handlers.post([self = shared_from_this(), request = to_request(message),
-                                              keep_alive]() {
-      HttpResponse response;
-      try {
-        response = self->state_.handler(request);
-      } catch (const std::exception& failure) {
-        response = json_error(500, "internal", failure.what());
-      } catch (...) {
-        response = json_error(500, "internal", "the handler failed");
-      }
-      asio::post(self->stream_.get_executor(), [self, response = std::move(response), keep_alive]() mutable {
-        self->send(std::move(response), keep_alive, true);
-      });
-    });
+    const bool posted =
+        state_.handlers.post([self = shared_from_this(), request = to_request(message), keep_alive]() {
+          const auto respond = self->responder(keep_alive);
+          try {
+            self->state_.handler(request, respond);
+          } catch (const std::exception& failure) {
+            respond(json_error(500, "internal", failure.what()));
+          } catch (...) {
+            respond(json_error(500, "internal", "the handler failed"));
+          }
+        });
     if (!posted) {  // stopping, or no thread could be started
+      state_.rejected(503, "unavailable");
       send(json_error(503, "unavailable", "the server cannot take requests now; retry later"), false, true);
     }
+  }
+
+  // Answers the request once: the first call sends (on this connection's strand), later ones do nothing.
+  // It may be kept past the server (a job waiter): it holds the server's state, destroyed after the
+  // session (members go in reverse order), so the session never outlives what it refers to.
+  HttpResponder responder(bool keep_alive) {
+    struct Answer {
+      std::shared_ptr<HttpServer::State> state;
+      std::shared_ptr<Session> session;
+      bool keep_alive;
+      std::shared_ptr<std::atomic<bool>> answered;
+      void operator()(HttpResponse response) const {
+        if (answered->exchange(true)) {
+          return;
+        }
+        asio::post(session->stream_.get_executor(),
+                   [self = session, response = std::move(response), keep = keep_alive]() mutable {
+                     self->send(std::move(response), keep, true);
+                   });
+      }
+    };
+    return Answer{state_.shared_from_this(), shared_from_this(), keep_alive,
+                  std::make_shared<std::atomic<bool>>(false)};
+  }
+
+  // A request refused before any handler: counted, answered, and the connection closed.
+  void reject(int status, const std::string& code, const std::string& message) {
+    state_.rejected(status, code);
+    send(json_error(status, code, message), false);
   }
 
   void send(HttpResponse response, bool keep_alive, bool handled = false) {
@@ -213,6 +270,9 @@ HttpResponse json_error(int status, const std::string& code, const std::string& 
 }
 
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
+    : state_(std::make_shared<State>(std::move(options), answering_at_once(std::move(handler)))) {}
+
+HttpServer::HttpServer(HttpServerOptions options, AsyncHttpHandler handler)
     : state_(std::make_shared<State>(std::move(options), std::move(handler))) {}
 
 HttpServer::~HttpServer() { stop(std::chrono::milliseconds(0)); }
@@ -250,6 +310,8 @@ void HttpServer::start() {
 std::uint16_t HttpServer::port() const { return state_->bound_port; }
 
 std::size_t HttpServer::in_flight() const { return state_->in_flight; }
+
+std::size_t HttpServer::handler_threads() const { return state_->handlers.threads(); }
 
 void HttpServer::stop(std::chrono::milliseconds drain) {
   auto& state = *state_;

@@ -3,30 +3,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
+
+#include "serve/random_hex.hpp"
 
 namespace kforge::serve {
-namespace {
 
-// Unguessable ids: a client must not be able to read another client's job by counting.
-std::string random_hex(std::size_t digits) {
-  std::random_device device;
-  std::string text;
-  while (text.size() < digits) {
-    text += fmt::format("{:08x}", device());
+JobTable::JobTable(std::size_t keep_finished)
+    : keep_finished_(keep_finished), waiter_thread_([this] { run_waiters(); }) {}
+
+JobTable::~JobTable() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
   }
-  return text.substr(0, digits);
+  waiters_changed_.notify_all();
+  waiter_thread_.join();
 }
-
-}  // namespace
-
-JobTable::JobTable(std::size_t keep_finished) : keep_finished_(keep_finished) {}
 
 std::string JobTable::create(std::size_t completions, nlohmann::json info) {
   const std::lock_guard lock(mutex_);
-  auto id = fmt::format("{:06x}-{}", next_++, random_hex(16));
+  auto id = fmt::format("{:06x}-{}", next_++, random_hex(16));  // unguessable: no reading others' jobs
   Job job;
   job.results.assign(completions, nullptr);
+  job.total = completions;
   job.info = std::move(info);
   jobs_.emplace(id, std::move(job));
   return id;
@@ -34,8 +33,9 @@ std::string JobTable::create(std::size_t completions, nlohmann::json info) {
 
 void JobTable::start(const std::string& id) {
   const std::lock_guard lock(mutex_);
-  if (auto found = jobs_.find(id); found != jobs_.end()) {
+  if (auto found = jobs_.find(id); found != jobs_.end() && found->second.status == "queued") {
     found->second.status = "running";
+    ++running_;
   }
   changed_.notify_all();
 }
@@ -59,51 +59,127 @@ void JobTable::finish(const std::string& id, std::optional<std::string> error) {
   if (found == jobs_.end()) {
     return;
   }
-  found->second.status = error ? "failed" : "done";
-  found->second.error = std::move(error);
+  auto& job = found->second;
+  if (job.status == "running") {
+    --running_;
+  }
+  job.status = error ? "failed" : "done";
+  job.error = std::move(error);
+  // Kept as text from now on: a tenth of the memory of the JSON tree, and answers need only the text.
+  job.results_text =
+      nlohmann::json(job.results).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  job.results = {};
   finished_order_.push_back(id);
   while (finished_order_.size() > keep_finished_) {
     jobs_.erase(finished_order_.front());
     finished_order_.pop_front();
   }
+  bool woke = false;
+  for (auto waiter = waiters_.begin(); waiter != waiters_.end();) {
+    if (waiter->second.job == id) {
+      due_.emplace_back(std::move(waiter->second.callback), true);
+      waiter = waiters_.erase(waiter);
+      woke = true;
+    } else {
+      ++waiter;
+    }
+  }
   changed_.notify_all();
+  if (woke) {
+    waiters_changed_.notify_one();
+  }
 }
 
-std::optional<nlohmann::json> JobTable::snapshot(const std::string& id, bool with_results) const {
+bool JobTable::finished(const std::string& id) const {
+  const auto found = jobs_.find(id);
+  return found == jobs_.end() || found->second.status == "done" || found->second.status == "failed";
+}
+
+void JobTable::when_finished(const std::string& id, Clock::time_point deadline,
+                             FinishedCallback on_finished) {
+  bool done = false;
+  {
+    const std::lock_guard lock(mutex_);
+    done = finished(id);
+    if (!done && Clock::now() < deadline) {
+      const bool earliest = waiters_.empty() || deadline < waiters_.begin()->first;
+      waiters_.emplace(deadline, Waiter{id, std::move(on_finished)});
+      if (earliest) {
+        waiters_changed_.notify_one();
+      }
+      return;
+    }
+  }
+  on_finished(done);
+}
+
+void JobTable::run_waiters() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    while (!due_.empty()) {
+      auto [callback, finished_in_time] = std::move(due_.front());
+      due_.pop_front();
+      lock.unlock();
+      try {
+        callback(finished_in_time);
+      } catch (...) {  // a waiter's failure is its own: the others are still answered
+      }
+      callback = nullptr;  // what it captured is released outside the lock
+      lock.lock();
+    }
+    const auto now = Clock::now();
+    while (!waiters_.empty() && waiters_.begin()->first <= now) {
+      due_.emplace_back(std::move(waiters_.begin()->second.callback), false);
+      waiters_.erase(waiters_.begin());
+    }
+    if (!due_.empty()) {
+      continue;
+    }
+    if (waiters_.empty()) {
+      waiters_changed_.wait(lock);
+    } else {
+      waiters_changed_.wait_until(lock, waiters_.begin()->first);
+    }
+  }
+}
+
+std::size_t JobTable::waiters() const {
+  const std::lock_guard lock(mutex_);
+  return waiters_.size() + due_.size();
+}
+
+std::optional<std::string> JobTable::document(const std::string& id, bool with_results) const {
   const std::lock_guard lock(mutex_);
   const auto found = jobs_.find(id);
   if (found == jobs_.end()) {
     return std::nullopt;
   }
   const auto& job = found->second;
-  nlohmann::json document = {{"job_id", id},
-                             {"status", job.status},
-                             {"done", job.done},
-                             {"total", job.results.size()},
-                             {"info", job.info}};
+  nlohmann::json head = {
+      {"job_id", id}, {"status", job.status}, {"done", job.done}, {"total", job.total}, {"info", job.info}};
   if (job.error) {
-    document["error"] = *job.error;
+    head["error"] = *job.error;
   }
+  auto text = head.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (with_results) {
-    document["results"] = job.results;
+    text.pop_back();  // the closing brace: the results follow as the last member
+    text += R"(,"results":)";
+    text += job.results_text.empty()
+                ? nlohmann::json(job.results).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                : job.results_text;
+    text += '}';
   }
-  return document;
+  return text;
 }
 
-bool JobTable::wait(const std::string& id, std::chrono::steady_clock::time_point deadline) const {
+bool JobTable::wait(const std::string& id, Clock::time_point deadline) const {
   std::unique_lock lock(mutex_);
-  return changed_.wait_until(lock, deadline, [&]() {
-    const auto found = jobs_.find(id);
-    return found == jobs_.end() || found->second.status == "done" || found->second.status == "failed";
-  });
+  return changed_.wait_until(lock, deadline, [&]() { return finished(id); });
 }
 
-std::size_t JobTable::count(const std::string& status) const {
+std::size_t JobTable::running() const {
   const std::lock_guard lock(mutex_);
-  return static_cast<std::size_t>(std::count_if(
-      jobs_.begin(), jobs_.end(), [&](const auto& entry) { return entry.second.status == status; }));
+  return running_;
 }
-
-std::size_t JobTable::running() const { return count("running"); }
 
 }  // namespace kforge::serve

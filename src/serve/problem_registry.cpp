@@ -5,6 +5,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "problem/problem_catalog.hpp"
+#include "source/text_file.hpp"
 #include "store/content_hash.hpp"
 
 namespace kforge::serve {
@@ -28,13 +30,25 @@ ProblemRegistry::ProblemRegistry(std::filesystem::path root) : root_(std::move(r
   for (const auto& entry : std::filesystem::directory_iterator(root_, error)) {
     const auto name = entry.path().filename().string();
     if (is_id(name) && std::filesystem::is_regular_file(entry.path() / "problem.py", error)) {
-      problems_[name] = entry.path() / "problem.py";
+      problems_[name] = {entry.path() / "problem.py", false};
     }
   }
 }
 
 std::string ProblemRegistry::id_of(const std::string& source) {
   return store::sha256_hex(source).substr(0, kIdLength);
+}
+
+std::size_t ProblemRegistry::add_trusted_folder(const std::filesystem::path& folder) {
+  const auto catalog = problem::ProblemCatalog::from_folder(folder);
+  std::size_t added = 0;
+  for (const auto& entry : catalog.entries()) {
+    const auto id = id_of(source::read_text_file(entry.problem));
+    const std::lock_guard lock(mutex_);
+    problems_[id] = {std::filesystem::absolute(entry.problem), true};
+    ++added;
+  }
+  return added;
 }
 
 std::string ProblemRegistry::add(const std::string& source) {
@@ -55,11 +69,11 @@ std::string ProblemRegistry::add(const std::string& source) {
     }
   }
   std::filesystem::rename(temporary, folder / "problem.py");
-  problems_[id] = folder / "problem.py";
+  problems_[id] = {folder / "problem.py", false};
   return id;
 }
 
-std::optional<std::filesystem::path> ProblemRegistry::find(const std::string& id) const {
+std::optional<RegisteredProblem> ProblemRegistry::find(const std::string& id) const {
   const std::lock_guard lock(mutex_);
   const auto found = problems_.find(id);
   if (found == problems_.end()) {

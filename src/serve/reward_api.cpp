@@ -6,7 +6,10 @@
 #include <cmath>
 #include <variant>
 
+#include "problem/problem_source_check.hpp"
 #include "reward/reward_spec.hpp"
+#include "serve/request_policy.hpp"
+#include "serve/service_token.hpp"
 
 namespace kforge::serve {
 namespace {
@@ -14,19 +17,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kDefaultWaitS = 600.0;
 
-// Constant-time comparison: the token check must not leak how many leading characters matched.
-bool same_secret(const std::string& a, const std::string& b) {
-  unsigned char difference = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    difference = static_cast<unsigned char>(
-        difference | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
-  }
-  return difference == 0;
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 std::string type_name(const nlohmann::json& value) { return value.type_name(); }
 
 }  // namespace
+
+HttpResponse text_response(int status, std::string json_text) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(json_text);
+  return response;
+}
 
 HttpResponse json_response(int status, const nlohmann::json& body) {
   HttpResponse response;
@@ -49,12 +53,22 @@ RewardApi::RewardApi(ProblemRegistry& problems, JobTable& jobs, EvaluationServic
 
 void RewardApi::set_in_flight_source(std::function<std::size_t()> source) { in_flight_ = std::move(source); }
 
-HttpResponse RewardApi::handle(const HttpRequest& request) {
+void RewardApi::handle(const HttpRequest& request, const HttpResponder& respond) {
   const auto start = Clock::now();
   std::string route_name = "unknown";
-  auto response = route(request, route_name);
-  metrics_.request(route_name, response.status, std::chrono::duration<double>(Clock::now() - start).count());
-  return response;
+  auto response = route(request, route_name, respond, start);
+  if (response) {
+    metrics_.request(route_name, response->status, seconds_since(start));
+    respond(std::move(*response));
+  }
+}
+
+HttpResponder RewardApi::measured(std::string route_name, Clock::time_point start, HttpResponder respond) {
+  return
+      [this, route_name = std::move(route_name), start, respond = std::move(respond)](HttpResponse response) {
+        metrics_.request(route_name, response.status, seconds_since(start));
+        respond(std::move(response));
+      };
 }
 
 bool RewardApi::authorised(const HttpRequest& request) const {
@@ -62,12 +76,17 @@ bool RewardApi::authorised(const HttpRequest& request) const {
     return true;
   }
   const auto header = request.headers.find("authorization");
-  return header != request.headers.end() && same_secret(header->second, "Bearer " + *token_);
+  return header != request.headers.end() && bearer_matches(header->second, *token_);
 }
 
-HttpResponse RewardApi::route(const HttpRequest& request, std::string& route_name) {
+std::optional<HttpResponse> RewardApi::route(const HttpRequest& request, std::string& route_name,
+                                             const HttpResponder& respond, Clock::time_point start) {
   const auto& path = request.path;
   const auto method_is = [&](const char* method) { return request.method == method; };
+  if (auto refused = refuse_cross_origin(request)) {
+    route_name = "cross-origin";
+    return refused;
+  }
   if (path == "/v1/health") {
     route_name = "health";
     return method_is("GET") ? health() : json_error(405, "method-not-allowed", "use GET /v1/health");
@@ -100,11 +119,17 @@ HttpResponse RewardApi::route(const HttpRequest& request, std::string& route_nam
   if (!method_is("POST")) {
     return json_error(405, "method-not-allowed", "use POST " + path);
   }
+  if (auto refused = refuse_non_json_body(request)) {
+    return refused;
+  }
   const auto body = nlohmann::json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) {
     return json_error(400, "bad-json", "the request body must be a JSON object");
   }
-  return path == "/v1/problems" ? register_problem(body) : evaluate(body);
+  if (path == "/v1/problems") {
+    return register_problem(body);
+  }
+  return evaluate(body, respond, start);
 }
 
 HttpResponse RewardApi::health() const {
@@ -129,6 +154,14 @@ std::variant<std::string, HttpResponse> RewardApi::add_source(const nlohmann::js
     return json_error(413, "source-too-large",
                       fmt::format("a problem source is at most {} bytes", limits_.max_source_bytes));
   }
+  const auto& text = source->get_ref<const std::string&>();
+  if (auto id = ProblemRegistry::id_of(text); problems_.find(id)) {
+    return id;  // known already (a client that sends its problem with every request): checked then
+  }
+  if (const auto defect = problem::kernelbench_problem_defect(text)) {
+    return json_error(400, "bad-problem",
+                      fmt::format("'{}' is not a KernelBench problem: {}", field, *defect));
+  }
   try {
     return problems_.add(source->get<std::string>());
   } catch (const std::exception& error) {
@@ -144,7 +177,8 @@ HttpResponse RewardApi::register_problem(const nlohmann::json& body) {
   return json_response(200, {{"problem_id", std::get<std::string>(added)}});
 }
 
-HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
+std::optional<HttpResponse> RewardApi::evaluate(const nlohmann::json& body, const HttpResponder& respond,
+                                                Clock::time_point start) {
   EvaluationRequest request;
   nlohmann::json info = nlohmann::json::object();
   if (const auto id = body.find("problem_id"); id != body.end()) {
@@ -157,7 +191,8 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
                         fmt::format("no problem '{}': register its source with POST /v1/problems first",
                                     id->get<std::string>().substr(0, 100)));
     }
-    request.problem = *found;
+    request.problem = found->path;
+    request.problem_trusted = found->trusted;
     info["problem_id"] = *id;
   } else if (body.contains("problem_source")) {
     auto added = add_source(body, "problem_source");
@@ -165,7 +200,9 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
       return std::move(*error);
     }
     const auto& problem_id = std::get<std::string>(added);
-    request.problem = *problems_.find(problem_id);
+    const auto found = problems_.find(problem_id);
+    request.problem = found->path;
+    request.problem_trusted = found->trusted;
     info["problem_id"] = problem_id;
   } else {
     return json_error(400, "bad-request", "give 'problem_id' (from POST /v1/problems) or 'problem_source'");
@@ -214,25 +251,34 @@ HttpResponse RewardApi::evaluate(const nlohmann::json& body) {
   } catch (const std::runtime_error& error) {
     return json_error(503, "shutting-down", error.what());
   }
+  if (wait_s <= 0) {
+    return job_answer(id, false);
+  }
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
-  const bool finished = wait_s > 0 && jobs_.wait(id, deadline);
-  auto snapshot = jobs_.snapshot(id, finished);
-  if (!snapshot) {
+  jobs_.when_finished(id, deadline, [this, id, answer = measured("evaluate", start, respond)](bool finished) {
+    answer(job_answer(id, finished));
+  });
+  return std::nullopt;
+}
+
+HttpResponse RewardApi::job_answer(const std::string& id, bool finished) const {
+  auto document = jobs_.document(id, finished);
+  if (!document) {
     return json_error(500, "job-lost",
                       "the job finished but its results were evicted; fetch them again by re-sending");
   }
-  return json_response(finished ? 200 : 202, *snapshot);
+  return text_response(finished ? 200 : 202, std::move(*document));
 }
 
 HttpResponse RewardApi::job(const std::string& id) const {
-  const auto snapshot = jobs_.snapshot(id, true);
-  if (!snapshot) {
+  auto document = jobs_.document(id, true);
+  if (!document) {
     return json_error(404, "unknown-job",
                       "no job with this id (finished jobs are kept for a while; the result "
                       "store answers the same request again at once)");
   }
-  return json_response(200, *snapshot);
+  return text_response(200, std::move(*document));
 }
 
 HttpResponse RewardApi::metrics() const {

@@ -20,27 +20,41 @@ struct ApiLimits {
 };
 
 // The /v1 HTTP API of kforge serve (docs/api.md): routes a request to the registry, the evaluation
-// service or the job table and answers JSON; every error is {"error": {"code", "message"}}.
+// service or the job table and answers JSON; every error is {"error": {"code", "message"}}. Requests
+// from web pages (another Origin, Sec-Fetch-Site cross-site) get 403, POST bodies that are not
+// application/json 415, requests without the token 401 (docs/threat-model.md, "The reward service").
 class RewardApi {
  public:
+  using Clock = std::chrono::steady_clock;
+
   RewardApi(ProblemRegistry& problems, JobTable& jobs, EvaluationService& service, ServiceMetrics& metrics,
             std::optional<std::string> token, ApiLimits limits, nlohmann::json about);
 
-  HttpResponse handle(const HttpRequest& request);
+  // Answers through `respond`: at once, or (an evaluation that waits) once the job finishes or its
+  // wait_s passes, from the job table's thread; the calling thread never waits for an evaluation.
+  void handle(const HttpRequest& request, const HttpResponder& respond);
   // Set by the server once it runs, for the in-flight gauge.
   void set_in_flight_source(std::function<std::size_t()> source);
 
  private:
-  HttpResponse route(const HttpRequest& request, std::string& route_name);
+  // The answer, or none when `respond` will be called later (an evaluation that waits).
+  std::optional<HttpResponse> route(const HttpRequest& request, std::string& route_name,
+                                    const HttpResponder& respond, Clock::time_point start);
   HttpResponse health() const;
-  // Registers the source in body[field]: its id, or the error answer (400 not a non-empty string,
-  // 413 too large, 500 not stored). Shared by POST /v1/problems and an inline problem_source.
+  // Registers the source in body[field]: its id, or the error answer (400 not a non-empty string or not
+  // a KernelBench problem, 413 too large, 500 not stored). Shared by POST /v1/problems and an inline
+  // problem_source.
   std::variant<std::string, HttpResponse> add_source(const nlohmann::json& body, const std::string& field);
   HttpResponse register_problem(const nlohmann::json& body);
-  HttpResponse evaluate(const nlohmann::json& body);
+  std::optional<HttpResponse> evaluate(const nlohmann::json& body, const HttpResponder& respond,
+                                       Clock::time_point start);
+  // The job document: 200 when finished, 202 while it runs.
+  HttpResponse job_answer(const std::string& id, bool finished) const;
   HttpResponse job(const std::string& id) const;
   HttpResponse metrics() const;
   bool authorised(const HttpRequest& request) const;
+  // `respond`, recording the request's route, status and latency first.
+  HttpResponder measured(std::string route_name, Clock::time_point start, HttpResponder respond);
 
   ProblemRegistry& problems_;
   JobTable& jobs_;
@@ -53,5 +67,7 @@ class RewardApi {
 };
 
 HttpResponse json_response(int status, const nlohmann::json& body);
+// A response whose body is JSON text already.
+HttpResponse text_response(int status, std::string json_text);
 
 }  // namespace kforge::serve

@@ -20,6 +20,11 @@ void ServiceMetrics::request(const std::string& route, int status, double second
   request_seconds_[route].observe(seconds);
 }
 
+void ServiceMetrics::rejected(int status, const std::string& code) {
+  const std::lock_guard lock(mutex_);
+  ++rejected_[{status, code}];
+}
+
 void ServiceMetrics::evaluation(const std::string& outcome, const std::string& failed_stage, double seconds) {
   const std::lock_guard lock(mutex_);
   ++evaluations_[{outcome, failed_stage}];
@@ -87,6 +92,13 @@ std::string ServiceMetrics::render(const schedule::EngineCounters& engine, std::
   out += "# TYPE kforge_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {
     out += fmt::format("kforge_http_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", key.first, key.second,
+                       count);
+  }
+  out +=
+      "# HELP kforge_http_rejected_total Requests refused before routing (connection limit, size limits, "
+      "malformed HTTP) by status and error code.\n# TYPE kforge_http_rejected_total counter\n";
+  for (const auto& [key, count] : rejected_) {
+    out += fmt::format("kforge_http_rejected_total{{status=\"{}\",code=\"{}\"}} {}\n", key.first, key.second,
                        count);
   }
   out += "# HELP kforge_http_request_seconds HTTP request latency by route.\n";

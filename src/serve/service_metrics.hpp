@@ -14,6 +14,8 @@ namespace kforge::serve {
 class ServiceMetrics {
  public:
   void request(const std::string& route, int status, double seconds);
+  // A request the HTTP layer refused before routing (503 too-many-connections, 413, 431, malformed).
+  void rejected(int status, const std::string& code);
   void evaluation(const std::string& outcome, const std::string& failed_stage, double seconds);
   // Gauges and the engine's counters are read when rendering.
   std::string render(const schedule::EngineCounters& engine, std::size_t jobs_running,
@@ -33,6 +35,7 @@ class ServiceMetrics {
 
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, std::size_t> requests_;
+  std::map<std::pair<int, std::string>, std::size_t> rejected_;
   std::map<std::string, Histogram> request_seconds_;
   std::map<std::pair<std::string, std::string>, std::size_t> evaluations_;
   Histogram evaluation_seconds_;

@@ -14,4 +14,10 @@ void release_thread_allocator_cache() noexcept {
   }
 }
 
+void return_free_memory_to_system() noexcept {
+  if (mallctl != nullptr) {
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);  // 4096: MALLCTL_ARENAS_ALL, every arena
+  }
+}
+
 }  // namespace kforge::serve

@@ -44,23 +44,21 @@ CallResult EvalContext::judge_call(nlohmann::json request) const {
   }
   const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
   gpu_wait_s += std::chrono::duration<double>(use.waited()).count();
-  return session->call(request, call_timeout());
+  return session->call(request, deadlines.judge());
 }
 
 CallResult EvalContext::candidate_call(const nlohmann::json& request) const {
-  return candidate_call(request, call_timeout());
+  return candidate_call(request, deadlines.candidate());
 }
 
-CallResult EvalContext::candidate_call(const nlohmann::json& request,
-                                       std::chrono::milliseconds timeout) const {
+CallResult EvalContext::candidate_call(const nlohmann::json& request, const runner::CallLimit& limit) const {
   const runner::GpuGate::SharedUse use(on_gpu && !timing_exclusive ? gate : nullptr);
   gpu_wait_s += std::chrono::duration<double>(use.waited()).count();
-  return call_worker(*candidate, request, timeout);
+  return call_worker(*candidate, request, limit);
 }
 
-CallResult EvalContext::candidate_call_outside_gate(const nlohmann::json& request,
-                                                    std::chrono::milliseconds timeout) const {
-  return call_worker(*candidate, request, timeout);
+CallResult EvalContext::candidate_call_outside_gate(const nlohmann::json& request) const {
+  return call_worker(*candidate, request, deadlines.start_up());
 }
 
 void EvalContext::fail_stage(StageName name, const std::string& summary, const CallResult& call) const {

@@ -7,6 +7,7 @@
 #include "runner/gpu_gate.hpp"
 #include "runner/worker_process.hpp"
 #include "verify/eval_observer.hpp"
+#include "verify/call_deadlines.hpp"
 #include "verify/eval_settings.hpp"
 #include "verify/input_seeds.hpp"
 #include "verify/problem_session.hpp"
@@ -34,6 +35,7 @@ struct EvalContext {
   // the call helpers are const and only count.
   mutable double gpu_wait_s = 0.0;
   RuntimeEvidence evidence;  // traces of the candidate's forward calls, filled by correctness and runtime
+  CallDeadlines deadlines;   // each call's time limit (derived from the reference's own time)
   EvalObserver* observer = nullptr;  // who watches this evaluation live (kforge eval's terminal); may be null
   InputSeeds seeds{process_input_key(), settings.seed};  // every input seed, from the secret key
   // The reference runs with perturbed parameters unless ModelNew's could not be found (lenient only).
@@ -42,21 +44,13 @@ struct EvalContext {
   // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
   // transfer folder added; on a GPU the call counts as shared use of the gate.
   CallResult judge_call(nlohmann::json request) const;
-  // A request to this evaluation's candidate worker, with the same gate rule; `timeout` defaults to
-  // the per-call timeout.
+  // A request to this evaluation's candidate worker, with the same gate rule, within `limit` (by
+  // default the limit of a request that runs forward once).
   CallResult candidate_call(const nlohmann::json& request) const;
-  CallResult candidate_call(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
+  CallResult candidate_call(const nlohmann::json& request, const runner::CallLimit& limit) const;
   // A candidate request that runs only kforge's own worker code and launches no kernel (device set-up
-  // before the candidate's code is imported): it does not wait for the gate.
-  CallResult candidate_call_outside_gate(const nlohmann::json& request,
-                                         std::chrono::milliseconds timeout) const;
-
-  std::chrono::milliseconds call_timeout() const {
-    return std::chrono::milliseconds(static_cast<long>(settings.timeout_s * 1000.0));
-  }
-  std::chrono::milliseconds compile_timeout() const {
-    return std::chrono::milliseconds(static_cast<long>(settings.compile_timeout_s() * 1000.0));
-  }
+  // before the candidate's code is imported): it does not wait for the gate, and gets the start-up limit.
+  CallResult candidate_call_outside_gate(const nlohmann::json& request) const;
 
   // Marks a stage failed because the candidate's worker reported an error or died; the stage gets a
   // finding named after the failure (forward-error, timeout, crash, ...).

@@ -14,6 +14,7 @@
 #include "runner/scratch_space.hpp"
 #include "runner/worker_launch.hpp"
 #include "source/code_extraction.hpp"
+#include "verify/call_deadlines.hpp"
 #include "verify/correctness_stage.hpp"
 #include "verify/entry_point_names.hpp"
 #include "verify/eval_context.hpp"
@@ -219,7 +220,6 @@ bool accept_parameter_perturbation(EvalContext& context, const nlohmann::json& r
 bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   auto& stage = context.verdict.stage(StageName::compile);
   const auto start = Clock::now();
-  const auto allowance = context.compile_timeout();
   // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
   nlohmann::json prepare_request = {{"op", "prepare"}, {"device", context.verdict.device["device"]}};
   if (context.on_gpu) {  // the candidate's share of GPU memory, capped before its code is imported
@@ -227,7 +227,7 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
     prepare_request["gpu_memory_limit"] = limit;
     stage.details["gpu_memory_limit_bytes"] = limit;
   }
-  const auto prepare = context.candidate_call_outside_gate(prepare_request, allowance);
+  const auto prepare = context.candidate_call_outside_gate(prepare_request);
   stage.details["device_setup_s"] = seconds_since(start);
   context.progress(StageName::compile, "importing the candidate and building ModelNew");
   const auto load =
@@ -241,7 +241,7 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
                                     {"init_inputs", init["init_inputs"]},
                                     {"parameters", init.value("parameters", nlohmann::json::object())},
                                     {"forward_arity", context.session->load_reply()["input_count"]}},
-                                    allowance);
+                                    context.deadlines.construction());
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {
@@ -290,9 +290,11 @@ class EvaluationInSession {
   double timeout_;
 };
 
-// A scratch space in the zygote's folders when there is a zygote (its sandbox opens only those).
-runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote) {
-  return zygote != nullptr ? zygote->new_scratch() : runner::ScratchSpace::create();
+// A scratch space in the zygote's folders when there is a zygote (its sandbox opens only those), the
+// transfer folder in the session's (the only one a sandboxed judge may write).
+runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote, const ProblemSession& session) {
+  return zygote != nullptr ? zygote->new_scratch(session.transfer_root())
+                           : runner::ScratchSpace::create_with_transfer_under(session.transfer_root());
 }
 
 // Forked by the zygote when there is one; started fresh without one or once the zygote is lost.
@@ -360,10 +362,16 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
     observer->device_ready(verdict.device);
   }
   verdict.problem["sizes"] = session.load_reply()["sizes"];
-  const auto scratch = new_scratch(zygote);
+  if (const auto judge_sandbox = session.judge_sandbox(); !judge_sandbox.is_null()) {
+    verdict.problem["judge_sandbox"] = judge_sandbox;
+  }
+  const auto scratch = new_scratch(zygote, session);
   const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
   fs::create_directories(code_path.parent_path());
   std::ofstream(code_path, std::ios::binary) << code;
+  CallDeadlines deadlines(settings.timeout_s, session.reference_call_s(), session.on_gpu(),
+                          settings.derived_call_limits, runner::candidate_compile_cache(scratch.directory()));
+  verdict.settings["call_limits"] = deadlines.to_json();
 
   const EvaluationInSession evaluation(session, settings);
   EvalContext context{settings,
@@ -378,6 +386,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
                       session.on_gpu(),
                       0.0,
                       {},
+                      std::move(deadlines),
                       observer};
   context.evidence.on_gpu = context.on_gpu;
   const auto init = context.judge_call({{"op", "export_init"}});

@@ -32,7 +32,10 @@ struct EvalSettings {
   std::optional<double> rtol;
   bool small = false;                        // apply the problem's KFORGE_SMALL sizes
   std::map<std::string, std::string> sizes;  // NAME=VALUE overrides of module-level constants
-  double timeout_s = 300.0;                  // per call into a worker
+  double timeout_s = 300.0;  // the upper bound of every call into a worker (limits: verify/call_deadlines)
+  // Each call's limit derived from the reference's own time (kforge serve: a hang costs seconds); false:
+  // every call gets timeout_s (kforge eval, bench, optimize).
+  bool derived_call_limits = false;
   bool measure_performance = true;
   measure::TimingPolicyConfig timing;
   rules::Profile profile = rules::Profile::strict;
@@ -45,6 +48,8 @@ struct EvalSettings {
   // The user's function that the candidate's generated ModelNew.forward calls (kernel mode, TritonBench):
   // the verdict's messages name it instead of code the user never wrote.
   std::optional<std::string> entry_point;
+  // False for a problem whose code came from a client of kforge serve: its judge runs in the sandbox.
+  bool problem_trusted = true;
 };
 
 }  // namespace kforge::verify

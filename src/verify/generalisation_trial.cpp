@@ -38,7 +38,7 @@ class GeneralisationTrial {
       details_ = {{"status", "skipped"}, {"reason", "--no-generalisation"}};
       return true;
     }
-    const auto instance = context_.session->generalisation(context_.call_timeout() * 4);
+    const auto instance = context_.session->generalisation(context_.deadlines.judge() * 4);
     if (instance.value("judge_lost", false)) {
       context_.fail_evaluation("problem", "the judge failed while building the generalisation instance: " +
                                               instance.value("reason", std::string()));

@@ -193,7 +193,7 @@ class AlternatingTimer {
       request["value_sets"] = *value_sets;
     }
     const auto start = Clock::now();
-    auto call = context_.candidate_call(request);
+    auto call = context_.candidate_call(request, context_.deadlines.candidate(count + warmup + 1));
     const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!call.ok) {
       context_.fail_stage(StageName::performance, "timing the candidate failed: " + call.message, call);

@@ -40,10 +40,10 @@ std::string ProblemSession::key_of(const EvalSettings& settings) {
   std::error_code error;
   const auto path = fs::weakly_canonical(fs::absolute(settings.problem_path), error);
   return nlohmann::json{
-      {"problem", path.string()},     {"device", settings.device},
-      {"small", settings.small},      {"sizes", settings.sizes},
-      {"seed", settings.seed},        {"python", settings.python ? settings.python->string() : ""},
-      {"baseline", settings.baseline}}
+      {"problem", path.string()},      {"device", settings.device},
+      {"small", settings.small},       {"sizes", settings.sizes},
+      {"seed", settings.seed},         {"python", settings.python ? settings.python->string() : ""},
+      {"baseline", settings.baseline}, {"trusted", settings.problem_trusted}}
       .dump();
 }
 
@@ -52,7 +52,12 @@ void ProblemSession::start(const EvalSettings& settings) {
   scratch_.emplace(runner::ScratchSpace::create());
   const bool cpu_requested = settings.device == "cpu";
   judge_.emplace(runner::WorkerProcess::start(
-      runner::make_worker_launch(runner::WorkerRole::judge, *python_, scratch_->directory(), cpu_requested)));
+      settings.problem_trusted
+          ? runner::make_worker_launch(runner::WorkerRole::judge, *python_, scratch_->directory(),
+                                       cpu_requested)
+          : runner::make_sandboxed_judge_launch(*python_, scratch_->directory(), cpu_requested,
+                                                problem_path_.parent_path(), scratch_->transfer_directory(),
+                                                settings.timeout_s)));
   load_request_ = {{"op", "load"},
                    {"device", settings.device},
                    {"problem_path", problem_path_.string()},
@@ -126,6 +131,19 @@ nlohmann::json ProblemSession::generalisation(std::chrono::milliseconds timeout)
 
 void ProblemSession::end_evaluation(const std::string& evaluation_id, std::chrono::milliseconds timeout) {
   call({{"op", "end_evaluation"}, {"evaluation", evaluation_id}}, timeout);
+}
+
+std::optional<double> ProblemSession::reference_call_s() const {
+  const auto found = load_reply_.is_object() ? load_reply_.find("reference_call_s") : load_reply_.end();
+  if (found == load_reply_.end() || !found->is_number()) {
+    return std::nullopt;
+  }
+  return found->get<double>();
+}
+
+nlohmann::json ProblemSession::judge_sandbox() const {
+  const std::lock_guard lock(mutex_);
+  return judge_ ? judge_->sandbox_status() : nlohmann::json(nullptr);
 }
 
 bool ProblemSession::lost() const {

@@ -25,10 +25,10 @@
 namespace kforge::verify {
 
 // One judge worker for one problem on one device, shared by every candidate of that problem: the
-// problem is imported and Model built once, reference outputs are cached by seed in the judge, and the
-// baseline timing is kept here. Calls are serialised (the judge is one process); trials of concurrent
-// evaluations are told apart by their evaluation id. A judge that dies marks the session lost: the
-// scheduler replaces it and retries the evaluation.
+// problem is imported and Model built once (in the sandbox when the problem is not trusted), reference
+// outputs are cached by seed in the judge, and the baseline timing is kept here. Calls are serialised (the
+// judge is one process); trials of concurrent evaluations are told apart by their evaluation id. A judge that
+// dies marks the session lost: the scheduler replaces it and retries the evaluation.
 class ProblemSession {
  public:
   // Starts the judge and loads the problem. Never throws: a failure is kept in load_error().
@@ -49,6 +49,12 @@ class ProblemSession {
   pid_t judge_pid() const;
   const runner::PythonEnvironment& python() const { return *python_; }
   const std::filesystem::path& problem_path() const { return problem_path_; }
+  // One forward of the reference, measured by the judge at load (the basis of the call limits).
+  std::optional<double> reference_call_s() const;
+  // Every evaluation of this session makes its transfer folder here (a sandboxed judge writes only here).
+  const std::filesystem::path& transfer_root() const { return scratch_->transfer_directory(); }
+  // The judge's sandbox layers; null for a trusted problem's judge, which runs unsandboxed.
+  nlohmann::json judge_sandbox() const;
 
   // A name for one more evaluation's trials in this session's judge.
   std::string new_evaluation_id() { return "e" + std::to_string(++evaluations_); }

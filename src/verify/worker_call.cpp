@@ -29,8 +29,8 @@ std::string failure_kind(runner::WorkerFailureKind kind) {
 }  // namespace
 
 CallResult call_worker(runner::WorkerProcess& worker, const nlohmann::json& request,
-                       std::chrono::milliseconds timeout) {
-  auto reply = worker.call(request, timeout);
+                       const runner::CallLimit& limit) {
+  auto reply = worker.call(request, limit);
   CallResult result;
   if (const auto* failure = std::get_if<runner::WorkerFailure>(&reply)) {
     result.kind = failure_kind(failure->kind);

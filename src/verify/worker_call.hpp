@@ -21,7 +21,7 @@ struct CallResult {
 };
 
 CallResult call_worker(runner::WorkerProcess& worker, const nlohmann::json& request,
-                       std::chrono::milliseconds timeout);
+                       const runner::CallLimit& limit);
 
 // The lines of a captured worker log that point into the candidate's source (faulthandler dumps),
 // with the last lines of the log for context.

@@ -40,5 +40,20 @@ TEST(RewardSpec, BadSpecsNameTheFieldAndTheChoices) {
   EXPECT_NE(error_of("weighted").find("weights"), std::string::npos);
 }
 
+TEST(RewardSpec, ACheatingPenaltyIsOnlyForTheFormulaThatUsesIt) {
+  EXPECT_DOUBLE_EQ(parse_reward_spec(nlohmann::json{{"cheating_penalty", -2}}).cheating_penalty, -2.0);
+  for (const char* formula : {"autotriton", "tritonrl", "drkernel"}) {
+    const auto error = error_of(nlohmann::json{{"formula", formula}, {"cheating_penalty", -2}});
+    EXPECT_NE(error.find("'cheating_penalty'"), std::string::npos) << error;
+    EXPECT_NE(error.find(formula), std::string::npos) << error;
+    EXPECT_FALSE(to_json(parse_reward_spec(formula)).contains("cheating_penalty"))
+        << "a spec written back must parse again";
+  }
+  // The key order does not matter: the penalty may come before the formula.
+  const auto weighted = error_of(
+      nlohmann::json::parse(R"({"cheating_penalty": -3, "formula": "weighted", "weights": {"correct": 1}})"));
+  EXPECT_NE(weighted.find("'cheating' component"), std::string::npos) << weighted;
+}
+
 }  // namespace
 }  // namespace kforge::reward

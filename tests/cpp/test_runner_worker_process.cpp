@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "runner/worker_process.hpp"
@@ -53,6 +56,43 @@ TEST(WorkerProcess, TimeoutKillsAndReapsTheWholeGroup) {
   EXPECT_FALSE(worker.running());
   EXPECT_FALSE(process_exists(pid));
   EXPECT_TRUE(group_vanishes(pid)) << "the background sleep of the group must be gone too";
+}
+
+TEST(WorkerProcess, VisibleProgressExtendsACallUpToItsCap) {
+  // The worker touches a file every 100 ms for 1.5 s, then answers: past its 500 ms limit, but it
+  // keeps making progress the supervisor can see.
+  const auto marker =
+      std::filesystem::temp_directory_path() / ("kforge-progress-" + std::to_string(getpid()));
+  auto worker = WorkerProcess::start(
+      shell_worker("read -r line <&3; i=0; while [ $i -lt 15 ]; do echo $i >> " + marker.string() +
+                   "; sleep 0.1; i=$((i+1)); done; echo '{\"ok\":true}' >&4; sleep 60"));
+  const auto size_of_marker = [marker]() -> std::uint64_t {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(marker, error);
+    return error ? 0 : size;
+  };
+  const auto reply = worker.call({{"op", "compile"}}, CallLimit(500ms, 10s, size_of_marker));
+  EXPECT_TRUE(std::holds_alternative<nlohmann::json>(reply)) << "progress kept the call alive";
+  std::filesystem::remove(marker);
+
+  // The same worker without progress: killed at the limit, not the cap.
+  auto idle = WorkerProcess::start(shell_worker("read -r line <&3; sleep 60"));
+  const auto start = std::chrono::steady_clock::now();
+  const auto timed_out = idle.call({{"op", "hang"}}, CallLimit(300ms, 30s, [] { return std::uint64_t{7}; }));
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(timed_out));
+  EXPECT_EQ(std::get<WorkerFailure>(timed_out).kind, WorkerFailureKind::timeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "no progress: the cap was not spent";
+  EXPECT_FALSE(idle.running());
+
+  // Progress without end: stopped at limit + extension.
+  auto busy = WorkerProcess::start(shell_worker("read -r line <&3; sleep 60"));
+  std::uint64_t counter = 0;
+  const auto busy_start = std::chrono::steady_clock::now();
+  const auto capped = busy.call({{"op", "spin"}}, CallLimit(300ms, 700ms, [&counter] { return ++counter; }));
+  ASSERT_TRUE(std::holds_alternative<WorkerFailure>(capped));
+  EXPECT_NE(std::get<WorkerFailure>(capped).message.find("progress"), std::string::npos)
+      << std::get<WorkerFailure>(capped).message;
+  EXPECT_LT(std::chrono::steady_clock::now() - busy_start, 10s);
 }
 
 TEST(WorkerProcess, RunToExitGivesTheExitStatusAndKeepsTheLog) {

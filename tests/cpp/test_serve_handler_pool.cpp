@@ -126,6 +126,27 @@ TEST(HandlerPool, AThreadIdleLongEnoughRunsTheIdleActionOnce) {
   wait_until([&] { return idle_runs.load() == 2; });
 }
 
+TEST(HandlerPool, ThreadsIdleLongEnoughEndAndNewOnesStartWhenNeeded) {
+  HandlerPool pool(8, 10ms, nullptr, 200ms);
+  Gate gate;
+  std::atomic<int> running{0};
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(pool.post([&] {
+      ++running;
+      gate.wait();
+    }));
+  }
+  wait_until([&] { return running.load() == 4; });
+  EXPECT_EQ(pool.threads(), 4U);
+  gate.open();
+  wait_until([&] { return pool.threads() == 0; });  // after a burst, nothing is kept
+  EXPECT_EQ(pool.idle_threads(), 0U);
+  std::promise<void> ran;
+  ASSERT_TRUE(pool.post([&ran] { ran.set_value(); }));
+  EXPECT_EQ(ran.get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(pool.threads(), 1U);
+}
+
 TEST(HandlerPool, ATaskThatThrowsDoesNotCostTheThread) {
   HandlerPool pool(1, 10s, nullptr);
   ASSERT_TRUE(pool.post([] { throw std::runtime_error("handler failed"); }));

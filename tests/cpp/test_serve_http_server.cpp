@@ -8,6 +8,7 @@
 // clang-format on
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -137,19 +138,22 @@ TEST(HttpServer, StopLetsAnInFlightRequestFinish) {
   EXPECT_EQ(slow.get().substr(0, 4), "200 ");
 }
 
-TEST(HttpServer, RequestsThatWaitNeverHoldUpAnotherRequest) {
-  // Handlers that wait (as /v1/evaluate waits for its evaluation) each hold a thread; more of them
-  // than a fixed pool would have must still leave room for a request that does not wait.
-  std::promise<void> release;
-  const auto released = release.get_future().share();
+TEST(HttpServer, RequestsThatWaitHoldNoThreadAndNeverHoldUpAnotherRequest) {
+  // Handlers that wait (as /v1/evaluate waits for its evaluation) answer later: 40 of them on a pool of
+  // two threads must still leave room for a request that does not wait, and all are answered.
+  std::mutex mutex;
+  std::vector<HttpResponder> waiting_answers;
   HttpServerOptions options;
   options.port = 0;
   options.max_connections = 64;
-  HttpServer server(options, [released](const HttpRequest& request) {
+  options.handler_threads = 2;
+  HttpServer server(options, [&](const HttpRequest& request, const HttpResponder& respond) {
     if (request.path == "/wait") {
-      released.wait();
+      const std::lock_guard lock(mutex);
+      waiting_answers.push_back(respond);
+      return;
     }
-    return HttpResponse{};
+    respond(HttpResponse{});
   });
   server.start();
   const auto port = server.port();
@@ -160,19 +164,64 @@ TEST(HttpServer, RequestsThatWaitNeverHoldUpAnotherRequest) {
       return raw_exchange(port, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
     }));
   }
-  for (int spin = 0; spin < 1000 && server.in_flight() < kWaiting; ++spin) {
+  const auto waiters = [&] {
+    const std::lock_guard lock(mutex);
+    return waiting_answers.size();
+  };
+  for (int spin = 0; spin < 1000 && waiters() < kWaiting; ++spin) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_EQ(server.in_flight(), kWaiting) << "every waiting request reached its handler";
+  ASSERT_EQ(waiters(), kWaiting) << "every waiting request reached its handler";
+  EXPECT_EQ(server.in_flight(), kWaiting);
+  EXPECT_LE(server.handler_threads(), 2U);
   auto other = std::async(std::launch::async,
                           [port]() { return raw_exchange(port, "GET /now HTTP/1.1\r\nHost: x\r\n\r\n"); });
   const bool answered = other.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
-  release.set_value();
+  {
+    const std::lock_guard lock(mutex);
+    for (auto& answer : waiting_answers) {
+      answer(HttpResponse{});
+      answer(json_error(500, "twice", "a second answer is ignored"));
+    }
+  }
   EXPECT_TRUE(answered) << "a request that does not wait was held up by those that do";
   EXPECT_EQ(other.get().substr(0, 4), "200 ");
   for (auto& request : waiting) {
     EXPECT_EQ(request.get().substr(0, 4), "200 ");
   }
+}
+
+TEST(HttpServer, RejectionsBeforeAnyHandlerAreReported) {
+  std::mutex mutex;
+  std::vector<std::pair<int, std::string>> seen;
+  HttpServerOptions options;
+  options.port = 0;
+  options.max_body_bytes = 1024;
+  options.on_rejected = [&](int status, const std::string& code) {
+    const std::lock_guard lock(mutex);
+    seen.emplace_back(status, code);
+  };
+  HttpServer server(options, echo);
+  server.start();
+  const auto port = server.port();
+  EXPECT_EQ(raw_exchange(port, "THIS IS NOT HTTP\r\n\r\n").substr(0, 4), "400 ");
+  EXPECT_EQ(raw_exchange(
+                port, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + std::string(2048, 'a'))
+                .substr(0, 4),
+            "413 ");
+  EXPECT_EQ(raw_exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").substr(0, 4), "200 ") << "not counted";
+  options.max_connections = 1;
+  HttpServer full(options, echo);
+  full.start();
+  asio::io_context io;
+  tcp::socket held(io);
+  held.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), full.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server has accepted it
+  EXPECT_EQ(raw_exchange(full.port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n").substr(0, 4), "503 ");
+  const std::lock_guard lock(mutex);
+  const std::vector<std::pair<int, std::string>> expected = {
+      {400, "bad-request"}, {413, "body-too-large"}, {503, "too-many-connections"}};
+  EXPECT_EQ(seen, expected);
 }
 
 TEST(HttpServer, ABadAddressIsAClearError) {

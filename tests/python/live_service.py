@@ -53,6 +53,8 @@ class Service:
     ) -> tuple[int, Any]:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
         if token:
             request.add_header("Authorization", f"Bearer {token}")
         try:

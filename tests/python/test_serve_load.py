@@ -94,16 +94,19 @@ def test_a_restart_on_the_same_store_answers_from_it(report: dict[str, Any]) -> 
 
 
 def test_handler_threads_do_not_each_keep_freed_memory(tmp_path: Path) -> None:
-    """1,000 static rejections spread over the service's 512 handler threads: the allocator's
-    per-thread caches are released after each request, so the service stays near its working set
-    (about 70 MiB here) instead of growing with every thread that served a request (200 MiB and
-    more with jemalloc's caches kept)."""
+    """1,000 static rejections on the service's handler pool (bounded, most recently idle thread first):
+    the allocator's per-thread caches are released when a thread idles, so the service stays near its
+    working set instead of growing with every thread that served a request (200 MiB and more with
+    jemalloc's caches kept), and after the load its idle handler threads end."""
     report = run_bench(
         tmp_path,
         "--requests", "1000", "--rate", "200", "--only", "static-reject", "--real", "0", "--hangs", "0",
-        "--crashes", "0", "--forks", "0", "--flood", "0", "--rss-limit-mib", "4096",
-        timeout=120,
+        "--crashes", "0", "--forks", "0", "--flood", "0", "--rss-limit-mib", "4096", "--idle-s", "12",
+        timeout=150,
     )  # fmt: skip
     assert report["requests"]["all"]["answered"] == 1000, report["_output"]
     assert report["categories"]["static-reject"]["sent"] == 1000
     assert report["memory"]["service_mib"]["peak"] < 140, report["memory"]
+    threads, idle = report["memory"]["service_threads"], report["memory_after_idle"]
+    assert threads["peak"] <= threads["start"] + 64, "at most 64 handler threads"
+    assert idle["service_threads_after_idle"] <= threads["start"], "idle handler threads end"

@@ -5,6 +5,7 @@ computes reference outputs, and compares what the candidate hands back. Run by t
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -32,6 +33,8 @@ from kforge.worker.tracebacks import exception_summary
 SMALL_SIZES_NAME = "KFORGE_SMALL"
 # Seeds whose inputs and outputs a judge keeps: 5 trials, the runtime probe, 4 timing value sets, spare.
 DEFAULT_REFERENCE_CACHE = 12
+REFERENCE_CALL_REPEATS = 5  # timed forwards of the reference at load (the fastest sets the call limits)
+REFERENCE_CALL_BUDGET_S = 0.5  # ... fewer when the reference is slow
 
 
 @dataclass
@@ -258,6 +261,7 @@ class Judge:
         reply.update(self._footprint(sample_inputs))  # the candidate's GPU memory share is derived from it
         reply["perturbation"] = self._perturb_parameters(request.get("perturbation_seed"))
         reply["init_changes"] = init_changes
+        reply["reference_call_s"] = self._reference_call_seconds(sample_inputs)
         if state.device.type == "cuda":
             free, total = torch.cuda.mem_get_info(state.device)
             reply["gpu_memory"] = {"free": free, "total": total}
@@ -313,6 +317,30 @@ class Judge:
             "defaults": [values.encode(entry.default, exporter.export) for entry in entries],
             "perturbed": [values.encode(entry.perturbed, exporter.export) for entry in entries],
         }
+    def _reference_call_seconds(self, sample_inputs: list[Any]) -> float:
+        """One warm forward of the reference: the basis of each candidate call's time limit
+        (src/verify/call_deadlines). The first call pays for lazy set-up (cuBLAS handles, thread pools);
+        the fastest of a few more is kept, since a busy machine only ever makes a call slower."""
+        state = self.state
+        assert state.model is not None
+
+        def timed_call() -> float:
+            start = time.perf_counter()
+            state.model(*inputs)
+            if state.device.type == "cuda":
+                torch.cuda.synchronize(state.device)
+            return time.perf_counter() - start
+
+        try:
+            inputs = [to_device(value, state.device) for value in sample_inputs]
+            with torch.no_grad():
+                first = timed_call()
+                times = [timed_call()]
+                while len(times) < REFERENCE_CALL_REPEATS and first + sum(times) < REFERENCE_CALL_BUDGET_S:
+                    times.append(timed_call())
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("reference forward", exc, state) from None
+        return min(times)
 
     def export_init(self, request: dict[str, Any]) -> dict[str, Any]:
         """The init inputs, copied into buffers of one evaluation (a candidate may scribble on its own)."""
