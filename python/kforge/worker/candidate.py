@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import faulthandler
 import inspect
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +20,7 @@ from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timing import SampleTimer, replaced_timing_functions
 from kforge.worker.trace import ForwardTrace, LaunchLog, LaunchRecorder, traced_forward
 from kforge.worker.tracebacks import exception_summary
+from kforge.worker.uninitialized import uninitialized_memory_poisoned
 
 
 @dataclass
@@ -39,22 +38,6 @@ class CandidateState:
     last_timed_output: Any = None  # output of the last timed call, checked by the judge
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
     prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
-
-
-@contextmanager
-def uninitialized_memory_poisoned() -> Iterator[None]:
-    """torch.empty and friends return NaN-filled memory (max ints), so an output a kernel never writes
-    cannot pass by holding yesterday's result."""
-    was_deterministic = torch.are_deterministic_algorithms_enabled()
-    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    was_filling = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        torch.utils.deterministic.fill_uninitialized_memory = was_filling  # type: ignore[attr-defined]
-        torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
 
 
 def _overlaps_itself(tensor: torch.Tensor) -> bool:

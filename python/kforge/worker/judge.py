@@ -25,6 +25,12 @@ from kforge.worker.runtime import (
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timing import SampleTimer
 from kforge.worker.tracebacks import exception_summary
+from kforge.worker.uninitialized import (
+    may_hold_poison,
+    undefined_elements,
+    uninitialized_memory_poisoned,
+    uninitialized_memory_poisoned_differently,
+)
 
 SMALL_SIZES_NAME = "KFORGE_SMALL"
 DEFAULT_REFERENCE_CACHE = 8  # seeds whose inputs and outputs a judge keeps (trials, probe, timing)
@@ -39,6 +45,7 @@ class Trial:
     reference: list[Any]
     reference_container: str | None = None  # "tuple"/"list" when forward returned several outputs
     private_inputs: list[Any] | None = None  # a private copy for timing the reference, made on demand
+    undefined: list[torch.Tensor | None] = field(default_factory=list)  # per output: left unwritten
 
 
 @dataclass
@@ -49,6 +56,7 @@ class Reference:
     outputs: list[Any]
     container: str | None
     float_dtypes: list[str]
+    undefined: list[torch.Tensor | None]  # per output: the elements the reference leaves unwritten
 
 
 @dataclass
@@ -99,6 +107,16 @@ def _float_dtypes(tensors: list[Any]) -> list[str]:
     return sorted(
         {values.dtype_name(v.dtype) for v in tensors if isinstance(v, torch.Tensor) and v.is_floating_point()}
     )
+
+
+def _rng_state(device: torch.device) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    return torch.get_rng_state(), torch.cuda.get_rng_state_all() if device.type == "cuda" else []
+
+
+def _restore_rng_state(device: torch.device, state: tuple[torch.Tensor, list[torch.Tensor]]) -> None:
+    torch.set_rng_state(state[0])
+    if device.type == "cuda":
+        torch.cuda.set_rng_state_all(state[1])
 
 
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
@@ -206,20 +224,62 @@ class Judge:
         try:
             torch.manual_seed(seed)
             inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
-            private_inputs = [_clone(value) for value in inputs]
-            with torch.no_grad():
-                raw_reference = state.model(*private_inputs)
+            rng = _rng_state(state.device)
+            with uninitialized_memory_poisoned():  # as the candidate's forward runs
+                raw_reference = self._forward(inputs)
             outputs = correctness.flatten_outputs(raw_reference)
             container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
-            if state.device.type == "cuda":
-                torch.cuda.synchronize(state.device)
+            undefined = self._unwritten_elements(inputs, outputs, rng)
+        except WorkerError:
+            raise
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
-        reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]))
+        reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]), undefined)
         state.references[seed] = reference
         while len(state.references) > state.reference_cache_size:
             state.references.popitem(last=False)
         return reference
+
+    def _forward(self, inputs: list[Any]) -> Any:
+        """The reference on a private copy of the inputs (it may write into its own arguments)."""
+        state = self.state
+        assert state.model is not None, "load first"
+        with torch.no_grad():
+            raw = state.model(*[_clone(value) for value in inputs])
+        if state.device.type == "cuda":
+            torch.cuda.synchronize(state.device)
+        return raw
+
+    def _unwritten_elements(
+        self, inputs: list[Any], outputs: list[Any], rng: tuple[torch.Tensor, list[torch.Tensor]]
+    ) -> list[torch.Tensor | None]:
+        """Per output, the elements the reference leaves unwritten (None: every element is written).
+
+        Only an output holding torch's poison somewhere can have any: the reference then runs again, from
+        the same RNG state, with a second poison; what follows the poison is undefined. An output that is
+        undefined everywhere is the problem's error: there is nothing to compare."""
+        tensors = [value if isinstance(value, torch.Tensor) else None for value in outputs]
+        if not any(tensor is not None and may_hold_poison(tensor) for tensor in tensors):
+            return [None] * len(outputs)
+        _restore_rng_state(self.state.device, rng)
+        with uninitialized_memory_poisoned_differently():
+            second = correctness.flatten_outputs(self._forward(inputs))
+        masks: list[torch.Tensor | None] = []
+        for index, tensor in enumerate(tensors):
+            other = second[index] if index < len(second) else None
+            if tensor is None or not isinstance(other, torch.Tensor) or other.shape != tensor.shape:
+                masks.append(None)
+                continue
+            mask = undefined_elements(tensor, other, correctness.default_tolerance(tensor.dtype))
+            if tensor.numel() and bool(mask.all().item()):
+                raise WorkerError(
+                    "problem",
+                    f"reference output {index} ({values.describe(tensor)}) is never written by the "
+                    "reference: every element is whatever its uninitialized memory held; make the reference "
+                    "write it, or leave it out of what it returns (kernel mode: of the arguments it writes)",
+                )
+            masks.append(mask if bool(mask.any().item()) else None)
+        return masks
 
     def start_trial(self, request: dict[str, Any]) -> dict[str, Any]:
         """Fresh inputs from the trial's seed, copied into buffers of the evaluation's own."""
@@ -228,6 +288,7 @@ class Judge:
         reference = self._reference(seed)
         exporter = self._exporter(request)
         trial = Trial(exporter, [], [], reference.inputs, reference.outputs, reference.container)
+        trial.undefined = reference.undefined
 
         def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
             descriptor = exporter.export(tensor)
@@ -259,6 +320,7 @@ class Judge:
             torch.cuda.synchronize(self.state.device)
         trial.pristine = tensors
         trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
+        trial.undefined = fresh.undefined
         trial.private_inputs = None
         return {"refreshed": True}
 
@@ -302,7 +364,8 @@ class Judge:
             checks.append("output-type")
         reports: list[dict[str, Any]] = []
         for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
-            report = self._compare_one(index, encoded, ref, importer, request)
+            undefined = trial.undefined[index] if index < len(trial.undefined) else None
+            report = self._compare_one(index, encoded, ref, importer, request, undefined)
             reports.append(report)
             if not report["passed"]:
                 failures.append(report.get("reason") or self._mismatch_reason(index, report))
@@ -316,7 +379,13 @@ class Judge:
         }
 
     def _compare_one(
-        self, index: int, encoded: Any, ref: Any, importer: SharedTensorImporter, request: dict[str, Any]
+        self,
+        index: int,
+        encoded: Any,
+        ref: Any,
+        importer: SharedTensorImporter,
+        request: dict[str, Any],
+        undefined: torch.Tensor | None = None,
     ) -> dict[str, Any]:
         if not isinstance(ref, torch.Tensor):
             raise WorkerError(
@@ -341,7 +410,13 @@ class Judge:
         if problem is not None:
             return {"passed": False, "reason": problem}
         tolerance = correctness.resolve_tolerance(ref.dtype, request.get("atol"), request.get("rtol"))
-        return correctness.compare_tensor(out, ref, tolerance)
+        if undefined is None:
+            return correctness.compare_tensor(out, ref, tolerance)
+        # Every criterion sees only the elements the reference writes.
+        defined_out, defined_ref = correctness.defined_elements(out, ref, undefined)
+        report = correctness.compare_tensor(defined_out, defined_ref, tolerance)
+        report.update(shape=list(ref.shape), undefined_elements=int(undefined.sum().item()))
+        return report
 
     @staticmethod
     def _mismatch_reason(index: int, report: dict[str, Any]) -> str:
@@ -349,8 +424,13 @@ class Judge:
             f"output {index}: {report['mismatched_elements']} of {report['total_elements']} elements outside "
             f"atol={report['atol']:g} rtol={report['rtol']:g} (max abs error {report['max_abs_error']:.3g}, "
             f"max rel error {report['max_rel_error']:.3g}, "
-            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)"
+            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)" + Judge._undefined_note(report)
         )
+
+    @staticmethod
+    def _undefined_note(report: dict[str, Any]) -> str:
+        undefined = int(report.get("undefined_elements", 0))
+        return f"; {undefined} element(s) the reference leaves unwritten not compared" if undefined else ""
 
     def _trial(self, request: dict[str, Any]) -> Trial:
         trial = self.state.trials.get(str(request["trial"]))
