@@ -1,6 +1,7 @@
 #include "cli/eval_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -43,6 +44,7 @@ struct EvalOptions {
   BatchOptions batch;
   KernelModeOptions kernel_mode;
   std::string emit_kernel_files;  // kernel mode: write the problem and candidate here instead of judging
+  nlohmann::json kernel_mode_note;  // kernel mode: the entry and the arguments compared, for the verdict
   TritonBenchOptions tritonbench;
 };
 
@@ -57,7 +59,10 @@ bool apply_kernel_mode(EvalOptions& options) {
     return true;
   }
   try {
-    settings.problem_path = write_kernel_problem(options.kernel_mode, settings.python, settings.timeout_s);
+    const auto made = write_kernel_problem(options.kernel_mode, settings);
+    settings.problem_path = made.problem;
+    options.kernel_mode.writes = made.writes;
+    options.kernel_mode_note = made.describe(options.kernel_mode.entry);
     settings.candidate_text = kernel_candidate(options.kernel_mode, settings.candidate_path.string());
   } catch (const std::exception& error) {
     std::cerr << "kforge eval: " << error.what() << "\n";
@@ -170,6 +175,9 @@ int run_single(EvalOptions& options) {
       store->put_verdict(*identity, *document);
     }
   }
+  if (!options.kernel_mode_note.is_null()) {
+    (*document)["kernel_mode"] = options.kernel_mode_note;  // what kforge compared, and what it inferred
+  }
   const auto verdict = *document;
   attach_reward(*document, verdict, reward_spec(options.batch));  // computed, never stored
   // Replace invalid UTF-8 (a candidate may print any bytes) rather than throw while reporting.
@@ -181,6 +189,12 @@ int run_single(EvalOptions& options) {
     std::cout << text << "\n";
   } else {
     display->finish(*document);
+    if (options.kernel_mode_note.value("writes_inferred", false)) {
+      std::cout << fmt::format(
+          "kernel mode: {} writes its outputs into argument(s) {} (inferred: they changed "
+          "in the reference's call), compared like returned outputs\n",
+          options.kernel_mode.entry, fmt::join(options.kernel_mode.writes, ", "));
+    }
     print_reward_line(*document);
   }
   const auto outcome = document->value("outcome", "error");
@@ -266,7 +280,8 @@ int run_eval(EvalOptions& options) {
                    "--problem, --suite, --kernelbench or --kernel\n";
       return 2;
     }
-    return run_tritonbench(options.tritonbench, settings, options.samples, options.json, options.output);
+    return run_tritonbench(options.tritonbench, settings, options.samples, options.json, options.output,
+                           options.batch);
   }
   const bool batch = !options.samples.empty() || !options.problems.empty() || !options.kernelbench.empty();
   if (batch) {

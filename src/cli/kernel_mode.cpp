@@ -73,30 +73,51 @@ std::string KernelModeOptions::usage_problem(const std::filesystem::path& proble
   return entry.empty() ? "--kernel needs --entry NAME: the wrapper function that launches the kernels" : "";
 }
 
-std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
-                                           const std::optional<std::filesystem::path>& python,
-                                           double timeout_s) {
+nlohmann::json KernelProblemFile::describe(const std::string& entry) const {
+  return {{"entry", entry}, {"writes", writes}, {"writes_inferred", writes_inferred}};
+}
+
+KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
+                                       const verify::EvalSettings& settings) {
   problem::KernelReference reference{options.kernel, options.entry, std::nullopt, options.writes,
                                      std::nullopt};
   if (!options.inputs.empty()) {
     reference.spec = options.inputs;
   }
+  std::optional<problem::ObservedCall> observed;
+  std::string where;
   if (options.inputs_from_test) {
     try {
-      const auto spec = capture_test_block_spec(
+      const auto captured = capture_test_block_spec(
           options.kernel, options.entry,
-          options.test_case >= 0 ? std::optional<int>(options.test_case) : std::nullopt, python, timeout_s);
-      reference.spec_text = spec.spec;
+          options.test_case >= 0 ? std::optional<int>(options.test_case) : std::nullopt, settings.python,
+          settings.timeout_s);
+      reference.spec_text = captured.spec;
+      observed = captured.call;
     } catch (const std::runtime_error& error) {
       if (const auto gpu = capture_needs_a_gpu(error.what(), options.kernel)) {
         throw std::runtime_error(*gpu);
       }
       throw;
     }
+    where = "the test block's call it was captured from";
   }
-  const auto text = problem::kernel_problem_text(reference);
   const auto stem = std::filesystem::path(options.kernel).stem().string();
-  return write_by_hash(text, fmt::format("{}.{}.py", stem, options.entry));
+  const auto name = fmt::format("{}.{}.py", stem, options.entry);
+  KernelProblemFile made{write_by_hash(problem::kernel_problem_text(reference), name), options.writes, false};
+  if (!options.writes.empty()) {
+    return made;
+  }
+  if (!observed) {  // one call on the problem's own inputs, as the judge will make them
+    observed = probe_wrapper_writes(made.problem, options.entry, settings.small, settings.sizes,
+                                    settings.seed, settings.python, settings.timeout_s);
+    where = "a call on the problem's inputs";
+  }
+  reference.writes = problem::inferred_writes(*observed, options.entry, where);
+  if (reference.writes.empty()) {
+    return made;
+  }
+  return {write_by_hash(problem::kernel_problem_text(reference), name), reference.writes, true};
 }
 
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant) {

@@ -2,9 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "verify/eval_settings.hpp"
 
 namespace kforge::cli {
 
@@ -24,15 +27,27 @@ struct KernelModeOptions {
   std::string usage_problem(const std::filesystem::path& problem) const;
 };
 
-// Generates the reference problem and writes it to a folder of the system's temporary directory named
-// by its content hash (so a rerun finds its verdicts in the store); returns the file. Throws
-// std::invalid_argument or std::runtime_error saying what is wrong.
-// `python` runs the test block capture (--inputs-from-test), `timeout_s` bounds it.
-std::filesystem::path write_kernel_problem(const KernelModeOptions& options,
-                                           const std::optional<std::filesystem::path>& python,
-                                           double timeout_s);
+// The generated reference problem and the arguments its wrapper's outputs are written into.
+struct KernelProblemFile {
+  std::filesystem::path problem;
+  std::vector<int> writes;       // --writes, or those inferred
+  bool writes_inferred = false;  // found by comparing the arguments before and after the reference's call
 
-// A variant file's text as the candidate (the original file itself when `variant` is empty).
+  // What the verdict says about it: {"entry", "writes", "writes_inferred"}.
+  nlohmann::json describe(const std::string& entry) const;
+};
+
+// Generates the reference problem and writes it to a folder of the system's temporary directory named
+// by its content hash (so a rerun finds its verdicts in the store). Without --writes the arguments the
+// wrapper writes are inferred: from the test block's recorded call (--inputs-from-test), else from one
+// call on the problem's own inputs (a probe run with the settings' seed, small sizes and overrides).
+// Throws std::invalid_argument or std::runtime_error saying what is wrong. `settings.python` runs the
+// capture and the probe, `settings.timeout_s` bounds each.
+KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
+                                       const verify::EvalSettings& settings);
+
+// A variant file's text as the candidate (the original file itself when `variant` is empty), calling the
+// wrapper as the problem does: set options.writes to the problem's writes first.
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant);
 
 // The original file's test block (kept out of the problem, put back into a drop-in file).

@@ -327,7 +327,7 @@ bool llm_never_answered(const optimize::SearchOutcome& outcome) {
 // Kernel mode's generated reference problem, or the --problem given; false (with the error said) when
 // neither can be used.
 bool choose_problem(OptimizeOptions& options) {
-  const auto& kernel_mode = options.kernel_mode;
+  auto& kernel_mode = options.kernel_mode;
   auto usage = kernel_mode.usage_problem(options.settings.problem_path);
   if (usage.empty() && !kernel_mode.active() && options.settings.problem_path.empty()) {
     usage = "give --problem FILE, or --kernel FILE --entry NAME for a Triton file that is its own reference";
@@ -338,8 +338,9 @@ bool choose_problem(OptimizeOptions& options) {
   }
   if (kernel_mode.active()) {
     try {
-      options.settings.problem_path =
-          write_kernel_problem(kernel_mode, options.settings.python, options.settings.timeout_s);
+      const auto made = write_kernel_problem(kernel_mode, options.settings);
+      options.settings.problem_path = made.problem;
+      kernel_mode.writes = made.writes;  // the candidates call the wrapper as the problem does
       options.settings.entry_point = kernel_mode.entry;
     } catch (const std::exception& error) {
       std::cerr << "kforge optimize: " << error.what() << "\n";

@@ -16,6 +16,29 @@ namespace kforge::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+problem::ObservedCall observed_call(const nlohmann::json& answer) {
+  problem::ObservedCall call;
+  for (const auto& index : answer.value("writes", nlohmann::json::array())) {
+    if (index.is_number_integer()) {
+      call.writes.push_back(index.get<int>());
+    }
+  }
+  call.returns_none = answer.value("returns_none", false);
+  return call;
+}
+
+}  // namespace
+
+CapturedInputs captured_inputs(const nlohmann::json& answer, const std::string& entry) {
+  if (!answer.contains("spec")) {
+    throw std::runtime_error(fmt::format("the test block capture ({}): {}", answer.value("stage", "internal"),
+                                         answer.value("error", "no spec and no error")));
+  }
+  return {answer["spec"].dump(2), answer.value("entry", entry), observed_call(answer)};
+}
+
 CapturedInputs capture_test_block_spec(const fs::path& kernel, const std::string& entry,
                                        std::optional<int> case_index, const std::optional<fs::path>& python,
                                        double timeout_s) {
@@ -36,12 +59,37 @@ CapturedInputs capture_test_block_spec(const fs::path& kernel, const std::string
   if (!run.answer) {
     throw std::runtime_error(fmt::format("the test block capture {}: {}", run.ended.message, run.log_tail));
   }
-  const auto& answer = *run.answer;
-  if (!answer.contains("spec")) {
-    throw std::runtime_error(fmt::format("the test block capture ({}): {}", answer.value("stage", "internal"),
-                                         answer.value("error", "no spec and no error")));
+  return captured_inputs(*run.answer, entry);
+}
+
+problem::ObservedCall probe_wrapper_writes(const fs::path& problem, const std::string& entry, bool small,
+                                           const std::map<std::string, std::string>& sizes,
+                                           std::uint64_t seed, const std::optional<fs::path>& python,
+                                           double timeout_s) {
+  const auto environment = runner::find_python_environment(python);
+  const auto scratch = runner::ScratchSpace::create();
+  const auto result = scratch.directory() / "wrapper-probe.json";
+  std::vector<std::string> arguments{"--probe", fs::absolute(problem).string(),
+                                     "--entry", entry,
+                                     "--out",   result.string(),
+                                     "--seed",  std::to_string(seed)};
+  if (small) {
+    arguments.emplace_back("--small");
   }
-  return {answer["spec"].dump(2), answer.value("entry", entry)};
+  for (const auto& [name, value] : sizes) {
+    arguments.insert(arguments.end(), {"--size", name + "=" + value});
+  }
+  const auto run = runner::run_program(
+      runner::make_program_launch("kernel_capture", environment, scratch.directory(), {}, arguments), result,
+      timeout_s);
+  if (!run.answer) {
+    throw std::runtime_error(fmt::format("the wrapper probe {}: {}", run.ended.message, run.log_tail));
+  }
+  if (run.answer->contains("error")) {
+    throw std::runtime_error(fmt::format("the wrapper probe ({}): {}", run.answer->value("stage", "internal"),
+                                         run.answer->value("error", "")));
+  }
+  return observed_call(*run.answer);
 }
 
 std::optional<std::string> capture_needs_a_gpu(const std::string& error, const fs::path& kernel) {

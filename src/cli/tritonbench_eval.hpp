@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/batch_run.hpp"
 #include "verify/eval_settings.hpp"
 
 namespace kforge::cli {
@@ -27,7 +28,9 @@ struct TritonBenchOptions {
 // Judges every answer; prints the table (or the JSON report with `json`) and writes the JSON report to
 // `output` when given. Returns 0 when every answer was judged, 1 when some answer could not be matched
 // to an item, 2 for a usage error (no checkout, unknown item).
+// The batch options spread the answers over the devices (--gpus, -j) and choose the result store.
 int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSettings& base,
-                    const std::string& samples, bool json, const std::string& output);
+                    const std::string& samples, bool json, const std::string& output,
+                    const BatchOptions& batch);
 
 }  // namespace kforge::cli

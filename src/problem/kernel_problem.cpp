@@ -241,6 +241,16 @@ KernelFileParts split_test_block(std::string_view source) {
   return {std::string(source), {}};
 }
 
+std::vector<int> inferred_writes(const ObservedCall& call, const std::string& entry, std::string_view where) {
+  if (call.returns_none && call.writes.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "{} returned None and wrote none of its tensor arguments in {}: kforge has no output to compare "
+        "(name the arguments it writes with --writes, or give it inputs it writes into)",
+        entry, where));
+  }
+  return call.writes;
+}
+
 std::string kernel_problem_text(const KernelReference& reference) {
   const auto parts = split_test_block(source::read_text_file(reference.file));
   const auto names = module_names(parts.code, reference.file);

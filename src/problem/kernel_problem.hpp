@@ -29,6 +29,19 @@ struct KernelReference {
   std::optional<std::string> spec_text;       // an inputs spec already in hand (a capture); before `spec`
 };
 
+// What one call of the wrapper showed: the tensor arguments whose bytes it changed, and whether it
+// returned None.
+struct ObservedCall {
+  std::vector<int> writes;
+  bool returns_none = false;
+};
+
+// The arguments kernel mode compares like returned outputs when the user named none (--writes): those the
+// reference's call `where` wrote (an in-place wrapper, or one that returns some outputs and writes
+// others). Throws std::invalid_argument when the call returned None and wrote none of its arguments:
+// there is nothing to compare.
+std::vector<int> inferred_writes(const ObservedCall& call, const std::string& entry, std::string_view where);
+
 // The generated problem's text: the original's code, then Model, get_inputs (from the spec, or the
 // file's own) and get_init_inputs. Throws std::invalid_argument saying what is wrong and what to do
 // (no such entry, no inputs, a malformed spec, a size name the file already uses) and

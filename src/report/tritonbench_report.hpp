@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,15 +12,18 @@ namespace kforge::report {
 // One judged TritonBench answer: TritonBench's own checks, then kforge's verdict (docs/tritonbench.md).
 struct TritonBenchRow {
   std::string name;
-  std::string origin;                // where the answer came from
-  bool call = false;                 // answer + gold test block ran to the end
-  std::string call_error;            // why not
-  bool exec = false;                 // ... and its test values and stdout are the gold's
-  std::string exec_reason;           // why not
-  std::string entry;                 // the wrapper kforge judged (found from the test block)
-  nlohmann::json verdict;            // kforge's verdict document, or null when none could be made
-  std::string verdict_error;         // why there is no verdict
-  std::optional<double> efficiency;  // fraction of this GPU's measured roofline (profile with ncu)
+  std::string origin;            // where the answer came from
+  bool call = false;             // answer + gold test block ran to the end
+  std::string call_error;        // why not
+  bool exec = false;             // ... and its test values and stdout are the gold's
+  std::string exec_reason;       // why not
+  std::string entry;             // the wrapper kforge judged (found from the test block)
+  std::vector<int> writes;       // arguments the wrapper writes its outputs into, compared like outputs
+  bool writes_inferred = false;  // found by comparing the arguments before and after the gold's call
+  std::map<std::string, double> seconds;  // wall time of each phase: gold, call, compare, verdict
+  nlohmann::json verdict;                 // kforge's verdict document, or null when none could be made
+  std::string verdict_error;              // why there is no verdict
+  std::optional<double> efficiency;       // fraction of this GPU's measured roofline (profile with ncu)
 };
 
 // TritonBench's metrics as its paper defines them, over all answers: call and execution accuracy;

@@ -5,10 +5,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -138,15 +140,39 @@ std::unique_ptr<CandidateZygote> CandidateZygote::start(const PythonEnvironment&
         fmt::format("the candidate zygote did not start: {}\n{}", problem, zygote.log_tail()));
   }
   return std::unique_ptr<CandidateZygote>(
-      new CandidateZygote(python, cpu_device, std::move(scratch), std::move(zygote)));
+      new CandidateZygote(python, cpu_device, std::move(scratch), std::move(zygote), false));
+}
+
+std::unique_ptr<CandidateZygote> CandidateZygote::start_trusted(const PythonEnvironment& python,
+                                                                bool cpu_device) {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    throw std::runtime_error(fmt::format("cannot become a child subreaper: {}", std::strerror(errno)));
+  }
+  ScratchSpace scratch = ScratchSpace::create();
+  auto launch = make_program_launch("zygote", python, scratch.directory(), {}, {});
+  launch.socket_channel = true;
+  if (cpu_device) {  // Triton's own @jit functions (tl.max, ...) are made interpreted at its import
+    std::erase_if(launch.environment, [](const auto& pair) { return pair.first == "CUDA_VISIBLE_DEVICES"; });
+    launch.environment.emplace_back("CUDA_VISIBLE_DEVICES", "");
+    launch.environment.emplace_back("TRITON_INTERPRET", "1");
+  }
+  auto zygote = WorkerProcess::start(launch);
+  const auto ready = zygote.call({{"op", "ready"}}, kStartTimeout);
+  if (const auto problem = failure_text(ready); !problem.empty()) {
+    throw std::runtime_error(
+        fmt::format("the trusted program zygote did not start: {}\n{}", problem, zygote.log_tail()));
+  }
+  return std::unique_ptr<CandidateZygote>(
+      new CandidateZygote(python, cpu_device, std::move(scratch), std::move(zygote), true));
 }
 
 CandidateZygote::CandidateZygote(PythonEnvironment python, bool cpu_device, ScratchSpace scratch,
-                                 WorkerProcess zygote)
+                                 WorkerProcess zygote, bool trusted)
     : python_(std::move(python)),
       cpu_device_(cpu_device),
       scratch_(std::move(scratch)),
-      zygote_(std::move(zygote)) {}
+      zygote_(std::move(zygote)),
+      trusted_(trusted) {}
 
 CandidateZygote::~CandidateZygote() { zygote_.stop(); }
 
@@ -162,13 +188,41 @@ bool CandidateZygote::lost() const {
 pid_t CandidateZygote::pid() const { return zygote_.pid(); }
 
 WorkerProcess CandidateZygote::fork_candidate(const ScratchSpace& scratch, CandidateSandboxContext context) {
+  if (trusted_) {
+    throw std::invalid_argument("a trusted zygote forks no candidates");
+  }
+  context.protected_pids.push_back(zygote_.pid());
+  return fork_launch(make_candidate_launch(python_, scratch.directory(), cpu_device_, context),
+                     nlohmann::json::object());
+}
+
+WorkerProcess CandidateZygote::fork_program(const WorkerLaunch& launch) {
+  if (launch.sandbox.has_value() == trusted_) {
+    throw std::invalid_argument(trusted_ ? "a trusted zygote forks no sandboxed program"
+                                         : "a sandboxed zygote forks sandboxed programs only");
+  }
+  // `python -X faulthandler -m kforge.worker.MODULE ARGUMENTS...`: the module's name and its arguments.
+  const auto module = std::find(launch.arguments.begin(), launch.arguments.end(), "-m");
+  if (module == launch.arguments.end() || std::next(module) == launch.arguments.end()) {
+    throw std::invalid_argument("a program launch runs a module (-m kforge.worker.NAME)");
+  }
+  std::string name = *std::next(module);
+  constexpr std::string_view kPackage = "kforge.worker.";
+  if (name.starts_with(kPackage)) {
+    name = name.substr(kPackage.size());
+  }
+  return fork_launch(launch,
+                     {{"program",
+                       {{"module", name},
+                        {"argv", std::vector<std::string>(std::next(module, 2), launch.arguments.end())}}}});
+}
+
+WorkerProcess CandidateZygote::fork_launch(const WorkerLaunch& launch, const nlohmann::json& extra) {
   const std::lock_guard lock(mutex_);
   if (lost_ || !zygote_.running()) {
     lost_ = true;
     throw std::runtime_error("the candidate zygote is gone");
   }
-  context.protected_pids.push_back(zygote_.pid());
-  const auto launch = make_candidate_launch(python_, scratch.directory(), cpu_device_, context);
   std::optional<PreparedSandbox> sandbox;
   if (launch.sandbox) {
     sandbox.emplace(PreparedSandbox::prepare(*launch.sandbox, KernelSupport::detect()));
@@ -180,6 +234,7 @@ WorkerProcess CandidateZygote::fork_candidate(const ScratchSpace& scratch, Candi
                             {"environment", environment_pairs(launch)},
                             {"working_directory", launch.working_directory.string()},
                             {"reply_fd", hidden_reply_fd}};
+  request.update(extra);
   if (sandbox && sandbox->landlock() != nullptr) {
     fds.push_back(sandbox->landlock()->fd());
     request["landlock_proc_rights"] = sandbox->landlock()->own_proc_rights();

@@ -7,7 +7,11 @@ namespace kforge::runner {
 
 ProgramRun run_program(const WorkerLaunch& launch, const std::filesystem::path& result_file, double timeout_s,
                        std::size_t log_bytes) {
-  auto process = WorkerProcess::start(launch);
+  return run_program(WorkerProcess::start(launch), result_file, timeout_s, log_bytes);
+}
+
+ProgramRun run_program(WorkerProcess process, const std::filesystem::path& result_file, double timeout_s,
+                       std::size_t log_bytes) {
   ProgramRun run;
   run.ended = process.run_to_exit(std::chrono::milliseconds(static_cast<long>(timeout_s * 1000)));
   std::ifstream in(result_file);

@@ -22,4 +22,8 @@ struct ProgramRun {
 ProgramRun run_program(const WorkerLaunch& launch, const std::filesystem::path& result_file, double timeout_s,
                        std::size_t log_bytes = 600);
 
+// The same for a program already started (forked by a zygote: CandidateZygote::fork_program).
+ProgramRun run_program(WorkerProcess process, const std::filesystem::path& result_file, double timeout_s,
+                       std::size_t log_bytes = 600);
+
 }  // namespace kforge::runner

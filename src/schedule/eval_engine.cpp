@@ -182,6 +182,11 @@ class EvalEngine::Impl {
     drained_.wait(lock, [this] { return outstanding_ == 0; });
   }
 
+  runner::GpuGate* gate(const std::string& device) {
+    const auto found = devices_.find(device);
+    return device == "cpu" || found == devices_.end() ? nullptr : &found->second->gate;
+  }
+
   EngineCounters counters() const {
     EngineCounters counters;
     {
@@ -545,5 +550,7 @@ void EvalEngine::submit(std::vector<EvalJob> jobs, ResultCallback on_result, std
 void EvalEngine::wait_idle() { impl_->wait_idle(); }
 
 EngineCounters EvalEngine::counters() const { return impl_->counters(); }
+
+runner::GpuGate* EvalEngine::gate(const std::string& device) { return impl_->gate(device); }
 
 }  // namespace kforge::schedule

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/gpu_gate.hpp"
 #include "schedule/eval_job.hpp"
 #include "schedule/eval_scheduler.hpp"
 
@@ -54,6 +55,9 @@ class EvalEngine {
   // Returns once every job submitted so far has been delivered.
   void wait_idle();
   EngineCounters counters() const;
+  // The device's GPU gate (null for the CPU or a device the engine does not use): work done next to the
+  // engine's evaluations on that GPU (a TritonBench file run) holds it shared, so it never overlaps timing.
+  runner::GpuGate* gate(const std::string& device);
 
  private:
   class Impl;

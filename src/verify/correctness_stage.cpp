@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 namespace kforge::verify {
 namespace {
@@ -66,13 +67,25 @@ namespace {
 struct ErrorTotals {
   double worst_rel_l2 = 0.0;
   double worst_abs = 0.0;
+  std::int64_t undefined = 0;  // most output elements of one trial the reference left unwritten
 };
 
 void accumulate(ErrorTotals& totals, const nlohmann::json& check) {
+  std::int64_t undefined = 0;
   for (const auto& output : check.value("outputs", nlohmann::json::array())) {
     totals.worst_rel_l2 = std::max(totals.worst_rel_l2, output.value("rel_l2_error", 0.0));
     totals.worst_abs = std::max(totals.worst_abs, output.value("max_abs_error", 0.0));
+    undefined += output.value("undefined_elements", std::int64_t{0});
   }
+  totals.undefined = std::max(totals.undefined, undefined);
+}
+
+// Said in the summary: elements the reference never writes are not compared (the judge's mask).
+std::string undefined_note(const ErrorTotals& totals) {
+  return totals.undefined > 0
+             ? fmt::format("; {} output element(s) the reference leaves unwritten not compared",
+                           totals.undefined)
+             : std::string();
 }
 
 nlohmann::json tolerance_request(const EvalSettings& settings) {
@@ -163,11 +176,12 @@ bool run_correctness_stage(EvalContext& context) {
   stage.duration_s = seconds_since(start);
   stage.details["worst_rel_l2_error"] = totals.worst_rel_l2;
   stage.details["worst_max_abs_error"] = totals.worst_abs;
+  stage.details["undefined_elements"] = totals.undefined;
   if (all_passed) {
     stage.status = StageStatus::passed;
-    stage.summary =
-        fmt::format("{}/{} trials passed; worst rel-L2 error {:.2e}, max abs error {:.2e}",
-                    context.settings.trials, context.settings.trials, totals.worst_rel_l2, totals.worst_abs);
+    stage.summary = fmt::format("{}/{} trials passed; worst rel-L2 error {:.2e}, max abs error {:.2e}{}",
+                                context.settings.trials, context.settings.trials, totals.worst_rel_l2,
+                                totals.worst_abs, undefined_note(totals));
   }
   return all_passed;
 }

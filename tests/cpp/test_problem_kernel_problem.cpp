@@ -39,6 +39,21 @@ def test_copy():
 result_gold = test_copy()
 )";
 
+TEST(KernelProblem, TheArgumentsTheReferencesCallWroteAreItsOutputs) {
+  EXPECT_EQ(inferred_writes({{2}, true}, "axpy_", "a call"), std::vector<int>{2});
+  EXPECT_EQ(inferred_writes({{0, 3}, false}, "f", "a call"), (std::vector<int>{0, 3}));
+  EXPECT_TRUE(inferred_writes({{}, false}, "f", "a call").empty());  // it returns its outputs
+  try {
+    inferred_writes({{}, true}, "f", "the test block's call");
+    FAIL() << "a wrapper that returns None and writes nothing has no output";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("f returned None and wrote none of its tensor arguments in the "
+                        "test block's call"),
+              std::string::npos);
+  }
+}
+
 TEST(KernelProblem, TheTestBlockStartsAtALineOfHashesOnly) {
   const auto parts = split_test_block(std::string(kCode) + "\n" + kTestBlock);
   EXPECT_EQ(parts.code, std::string(kCode) + "\n");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -50,6 +51,29 @@ TEST(TritonBenchCheckout, ChannelGAnswersAreMatchedByTheirLabel) {
   EXPECT_EQ(selection.items[0].prediction->find("```"), std::string::npos);
   EXPECT_EQ(selection.items[1].name, "row_softmax");
   EXPECT_EQ(selection.items[2].name, "rms_norm_rows");
+}
+
+TEST(TritonBenchCheckout, AChannelGAnswerWhoseLabelIsAnOlderGoldIsMatchedByItsInstruction) {
+  // TritonBench's published answers label one item (context_attn_nopad) with an older gold than the
+  // checkout's; the instruction still names the item.
+  const auto checkout = fs::temp_directory_path() / "kforge-test-tritonbench-instruction";
+  fs::remove_all(checkout);
+  fs::create_directories(checkout / "data");
+  fs::copy(kCheckout / "data" / "TritonBench_G_v1", checkout / "data" / "TritonBench_G_v1");
+  std::ofstream(checkout / "data" / "TritonBench_G_v1.json")
+      << R"([{"file": "row_softmax.py", "output": "the gold", "comp_instru": "Write a row softmax."},
+             {"file": "vector_scale_add.py", "output": "other", "simp_instru": "Scale and add."}])";
+  std::ofstream(checkout / "answers.jsonl")
+      << R"({"instruction": "You are an expert. Write a row softmax. Answer in Python.", "label": "an old gold", "predict": "x = 1"})"
+      << "\n"
+      << R"({"instruction": "Write a kernel.", "label": "an old gold", "predict": "x = 2"})"
+      << "\n";
+  const auto selection = load_tritonbench(checkout, TritonBenchChannel::G, checkout / "answers.jsonl", {});
+  ASSERT_EQ(selection.items.size(), 1U);
+  EXPECT_EQ(selection.items[0].name, "row_softmax");
+  ASSERT_EQ(selection.unmatched.size(), 1U);
+  EXPECT_NE(selection.unmatched[0].find("answers.jsonl:2"), std::string::npos);
+  fs::remove_all(checkout);
 }
 
 TEST(TritonBenchCheckout, ChannelTAnswersAreMatchedByTheirFunctionalDescription) {

@@ -264,3 +264,80 @@ def test_a_test_block_that_cannot_give_inputs_is_an_error_that_says_why(tmp_path
     )
     assert code == 2
     assert "called negate 2 times" in err
+
+
+IN_PLACE = """import torch
+import triton
+import triton.language as tl
+
+N = 3000
+KFORGE_SMALL = {"N": 300}
+
+
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, alpha, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * alpha + y, mask=mask)
+
+
+def axpy_(alpha, x, y):
+    # y += alpha * x, in place: nothing is returned.
+    axpy_kernel[(triton.cdiv(x.numel(), 256),)](x, y, alpha, x.numel(), BLOCK=256)
+
+
+def get_inputs():
+    return [2.0, torch.randn(N), torch.randn(N)]
+"""
+
+
+def test_an_in_place_wrapper_needs_no_writes_flag(tmp_path: Path) -> None:
+    kernel = tmp_path / "axpy.py"
+    kernel.write_text(IN_PLACE)
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_")
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"
+    # The argument the reference's call wrote was found, and the verdict says it was inferred.
+    assert verdict["kernel_mode"] == {"entry": "axpy_", "writes": [2], "writes_inferred": True}
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(IN_PLACE.replace("* alpha + y", "* alpha - y"))
+    code, verdict, _ = kernel_eval("--kernel", str(kernel), "--entry", "axpy_", "--candidate", str(wrong))
+    assert code == 1
+    assert verdict is not None and verdict["failed_stage"] == "correctness"
+    # A flag given is used as is: nothing is inferred.
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_", "--writes", "2")
+    assert code == 0, err
+    assert verdict is not None and verdict["kernel_mode"]["writes_inferred"] is False
+
+
+def test_a_wrapper_that_writes_an_argument_and_returns_it(tmp_path: Path) -> None:
+    # The common in-place style: y is written and returned. Unnoticed, the candidate would be caught
+    # writing into its input and returning a view of it; inferred, y is a fresh copy on both sides.
+    kernel = tmp_path / "axpy.py"
+    kernel.write_text(IN_PLACE.replace("x.numel(), BLOCK=256)", "x.numel(), BLOCK=256)\n    return y"))
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_")
+    assert code == 0, err
+    assert verdict is not None and verdict["kernel_mode"]["writes"] == [2]
+    trial = next(stage for stage in verdict["stages"] if stage["name"] == "correctness")["details"]["trials"][
+        0
+    ]
+    assert len(trial["outputs"]) == 2  # the returned tensor, then the written argument
+
+
+def test_an_in_place_wrapper_found_through_the_test_block(tmp_path: Path) -> None:
+    kernel = tmp_path / "axpy.py"
+    kernel.write_text(
+        IN_PLACE.split("def get_inputs")[0]
+        + "#" * 40
+        + "\ndef test_axpy():\n    y = torch.zeros(500)\n    axpy_(3.0, torch.ones(500), y)\n"
+        + "    return y\n\n\nresult_gold = test_axpy()\n"
+    )
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_", "--inputs-from-test")
+    assert code == 0, err
+    assert verdict is not None and verdict["kernel_mode"]["writes"] == [2]
+    nothing = tmp_path / "nothing.py"
+    nothing.write_text(kernel.read_text().replace("axpy_kernel[(", "0 and axpy_kernel[("))
+    code, _, err = kernel_eval("--kernel", str(nothing), "--entry", "axpy_", "--inputs-from-test")
+    assert code == 2
+    assert "returned None and wrote none of its tensor arguments" in err

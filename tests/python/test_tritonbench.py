@@ -176,3 +176,159 @@ def test_bad_usage_is_a_clear_error(tmp_path: Path) -> None:
     assert code == 2 and "no gold file nope.py" in err
     code, _, err = tritonbench("--tritonbench", str(CHECKOUT), "--kernel", str(GOLD_G / "row_softmax.py"))
     assert code == 2 and "without --problem" in err
+
+
+SEPARATOR = "#" * 146
+
+# An in-place gold: the wrapper writes `out` and returns None (no --writes needed).
+SCALE_INTO = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_into_kernel(x_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * alpha, mask=mask)
+
+
+def scale_into(x, out, alpha):
+    """Writes alpha * x into out; returns nothing."""
+    n = x.numel()
+    _scale_into_kernel[(triton.cdiv(n, 128),)](x, out, alpha, n, BLOCK=128)
+'''
+
+SCALE_INTO_TEST = """DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_scale_into():
+    torch.manual_seed(0)
+    results = {}
+    for case, n in enumerate((10, 1000)):
+        x = torch.randn(n, device=DEVICE)
+        out = torch.empty_like(x)
+        scale_into(x, out, 0.5)
+        results[f"test_case_{case}"] = out
+    return results
+
+
+result_gold = test_scale_into()
+"""
+
+# A gold whose output is padded: each row of `out` has BLOCK columns, of which the kernel writes n.
+PAD_ROWS = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _pad_rows_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    values = tl.load(x_ptr + row * n + cols, mask=cols < n)
+    tl.store(out_ptr + row * BLOCK + cols, values + 1.0, mask=cols < n)
+
+
+def pad_rows(x):
+    """x + 1 in rows padded to a power of two; the padding is left as torch.empty made it."""
+    rows, n = x.shape
+    block = triton.next_power_of_2(n)
+    out = torch.empty(rows, block, device=x.device, dtype=x.dtype)
+    _pad_rows_kernel[(rows,)](x, out, n, BLOCK=block)
+    return out
+'''
+
+PAD_ROWS_TEST = """DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_pad_rows():
+    torch.manual_seed(0)
+    x = torch.randn(6, 40, device=DEVICE)
+    return {"test_case_1": pad_rows(x)[:, :40]}
+
+
+result_gold = test_pad_rows()
+"""
+
+
+def own_checkout(root: Path) -> Path:
+    """A channel-G checkout of two golds this file wrote: an in-place wrapper and a padded output."""
+    gold = root / "data" / "TritonBench_G_v1"
+    gold.mkdir(parents=True)
+    (gold / "scale_into.py").write_text(SCALE_INTO + SEPARATOR + "\n" + SCALE_INTO_TEST)
+    (gold / "pad_rows.py").write_text(PAD_ROWS + SEPARATOR + "\n" + PAD_ROWS_TEST)
+    return root
+
+
+def correctness_stage(verdict: dict) -> dict:
+    return next(stage for stage in verdict["stages"] if stage["name"] == "correctness")
+
+
+def test_an_in_place_gold_and_a_gold_with_unwritten_padding_are_accepted_against_themselves(
+    tmp_path: Path,
+) -> None:
+    checkout = own_checkout(tmp_path / "checkout")
+    code, report, err = tritonbench("--tritonbench", str(checkout), "--channel", "G")
+    assert code == 0, err
+    assert report is not None
+    items = rows(report)
+    in_place = items["scale_into"]
+    assert in_place["entry"] == "scale_into"
+    # The wrapper returned None: the argument it wrote was found and is what kforge compares.
+    assert in_place["writes"] == [1] and in_place["writes_inferred"], in_place
+    assert in_place["verdict"]["outcome"] == "accepted", in_place["verdict"]["summary"]
+    padded = items["pad_rows"]
+    assert padded["verdict"]["outcome"] == "accepted", padded["verdict"]["summary"]
+    # 6 rows of 64 columns, 24 of them never written: left out of the comparison, and counted.
+    assert correctness_stage(padded["verdict"])["details"]["undefined_elements"] == 6 * 24
+    assert "leaves unwritten not compared" in correctness_stage(padded["verdict"])["summary"]
+    assert padded["writes"] == [] and not padded["writes_inferred"]
+
+
+def test_model_answers_to_an_in_place_gold_are_judged_on_the_argument_it_writes(tmp_path: Path) -> None:
+    checkout = own_checkout(tmp_path / "checkout")
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "scale_into.py").write_text(SCALE_INTO.replace("* alpha", "* alpha * 1.5"))
+    code, report, err = tritonbench(
+        "--tritonbench", str(checkout), "--channel", "G", "--samples", str(answers)
+    )
+    assert code == 0, err
+    assert report is not None
+    (wrong,) = report["items"]
+    assert wrong["call"] and not wrong["exec"]
+    assert wrong["verdict"]["failed_stage"] == "correctness", wrong["verdict"]["summary"]
+    assert "output 0" in wrong["verdict"]["summary"]  # the written argument, compared like an output
+
+
+def test_the_programs_run_in_warm_processes_and_give_what_fresh_ones_give() -> None:
+    args = (
+        "--tritonbench",
+        str(CHECKOUT),
+        "--channel",
+        "G",
+        "--samples",
+        str(CHECKOUT / "predictions_G.jsonl"),
+        "--items",
+        "vector_scale_add,rms_norm_rows",
+    )
+    code, warm, err = tritonbench(*args, "-j", "2")
+    assert code == 0, err
+    code, fresh, err = tritonbench(*args, "-j", "2", "--no-zygote")
+    assert code == 0, err
+    assert warm is not None and fresh is not None
+    # Per item the gold's run; per answer its sandboxed call, and the comparison of its values when it ran
+    # (the crashing rms_norm_rows answer has none).
+    assert warm["run"]["programs_forked"] == 2 + 2 + 1 and warm["run"]["programs_started_fresh"] == 0
+    assert fresh["run"]["programs_forked"] == 0 and fresh["run"]["programs_started_fresh"] == 5
+    summary = {
+        name: (row["call"], row["exec"], row["verdict"]["outcome"], row["verdict"]["failed_stage"])
+        for name, row in rows(warm).items()
+    }
+    assert summary == {
+        name: (row["call"], row["exec"], row["verdict"]["outcome"], row["verdict"]["failed_stage"])
+        for name, row in rows(fresh).items()
+    }
+    for row in warm["items"]:
+        assert {"gold", "call", "verdict"} <= set(row["seconds"]), row["seconds"]

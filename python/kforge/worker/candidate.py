@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import faulthandler
 import inspect
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +35,7 @@ from kforge.worker.timing import (
 )
 from kforge.worker.trace import ForwardTrace, LaunchLog, LaunchRecorder, traced_forward
 from kforge.worker.tracebacks import exception_summary
+from kforge.worker.uninitialized import uninitialized_memory_poisoned
 
 
 @dataclass
@@ -62,22 +61,6 @@ class CandidateState:
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
     prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
     memory_cap: DeviceMemoryCap = field(default_factory=DeviceMemoryCap)
-
-
-@contextmanager
-def uninitialized_memory_poisoned() -> Iterator[None]:
-    """torch.empty and friends return NaN-filled memory (max ints), so an output a kernel never writes
-    cannot pass by holding yesterday's result."""
-    was_deterministic = torch.are_deterministic_algorithms_enabled()
-    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    was_filling = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        torch.utils.deterministic.fill_uninitialized_memory = was_filling  # type: ignore[attr-defined]
-        torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
 
 
 def preload_poisoning_imports() -> None:

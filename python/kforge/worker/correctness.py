@@ -193,3 +193,12 @@ def mutated_inputs(shared: list[Any], pristine: list[Any]) -> list[int]:
             if not same:
                 changed.append(index)
     return changed
+
+
+def defined_elements(
+    out: torch.Tensor, ref: torch.Tensor, undefined: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The elements of out and ref (flattened) where the reference wrote its output: `undefined` marks
+    those it left unwritten (kforge.worker.uninitialized), which no criterion may hold against a candidate."""
+    defined = ~undefined.to(ref.device)
+    return out[defined], ref[defined]

@@ -29,6 +29,12 @@ from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timed_outputs import copy_values, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
+from kforge.worker.uninitialized import (
+    may_hold_poison,
+    undefined_elements,
+    uninitialized_memory_poisoned,
+    uninitialized_memory_poisoned_differently,
+)
 
 SMALL_SIZES_NAME = "KFORGE_SMALL"
 # Seeds whose inputs and outputs a judge keeps: 5 trials, the runtime probe, 4 timing value sets, spare.
@@ -50,6 +56,7 @@ class Trial:
     value_sets: list[Reference] = field(default_factory=list)
     value_shared: list[list[torch.Tensor]] = field(default_factory=list)  # each set's buffers, shared
     pacing: dict[str, Pacing] = field(default_factory=dict)  # per baseline: the reference's host pace
+    undefined: list[torch.Tensor | None] = field(default_factory=list)  # per output: left unwritten
 
 
 @dataclass
@@ -60,6 +67,7 @@ class Reference:
     outputs: list[Any]
     container: str | None
     float_dtypes: list[str]
+    undefined: list[torch.Tensor | None]  # per output: the elements the reference leaves unwritten
 
 
 @dataclass
@@ -136,6 +144,14 @@ def _with_variation(report: dict[str, Any], out: torch.Tensor, ref: torch.Tensor
         report["passed"] = False
         report["check"] = "output-variation"
     return report
+def _rng_state(device: torch.device) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    return torch.get_rng_state(), torch.cuda.get_rng_state_all() if device.type == "cuda" else []
+
+
+def _restore_rng_state(device: torch.device, state: tuple[torch.Tensor, list[torch.Tensor]]) -> None:
+    torch.set_rng_state(state[0])
+    if device.type == "cuda":
+        torch.cuda.set_rng_state_all(state[1])
 
 
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
@@ -396,20 +412,62 @@ class Judge:
         try:
             torch.manual_seed(seed)
             inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
-            private_inputs = [_clone(value) for value in inputs]
-            with torch.no_grad():
-                raw_reference = state.model(*private_inputs)
+            rng = _rng_state(state.device)
+            with uninitialized_memory_poisoned():  # as the candidate's forward runs
+                raw_reference = self._forward(inputs)
             outputs = correctness.flatten_outputs(raw_reference)
             container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
-            if state.device.type == "cuda":
-                torch.cuda.synchronize(state.device)
+            undefined = self._unwritten_elements(inputs, outputs, rng)
+        except WorkerError:
+            raise
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
-        reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]))
+        reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]), undefined)
         state.references[key] = reference
         while len(state.references) > state.reference_cache_size:
             state.references.popitem(last=False)
         return reference
+
+    def _forward(self, inputs: list[Any]) -> Any:
+        """The reference on a private copy of the inputs (it may write into its own arguments)."""
+        state = self.state
+        assert state.model is not None, "load first"
+        with torch.no_grad():
+            raw = state.model(*[_clone(value) for value in inputs])
+        if state.device.type == "cuda":
+            torch.cuda.synchronize(state.device)
+        return raw
+
+    def _unwritten_elements(
+        self, inputs: list[Any], outputs: list[Any], rng: tuple[torch.Tensor, list[torch.Tensor]]
+    ) -> list[torch.Tensor | None]:
+        """Per output, the elements the reference leaves unwritten (None: every element is written).
+
+        Only an output holding torch's poison somewhere can have any: the reference then runs again, from
+        the same RNG state, with a second poison; what follows the poison is undefined. An output that is
+        undefined everywhere is the problem's error: there is nothing to compare."""
+        tensors = [value if isinstance(value, torch.Tensor) else None for value in outputs]
+        if not any(tensor is not None and may_hold_poison(tensor) for tensor in tensors):
+            return [None] * len(outputs)
+        _restore_rng_state(self.state.device, rng)
+        with uninitialized_memory_poisoned_differently():
+            second = correctness.flatten_outputs(self._forward(inputs))
+        masks: list[torch.Tensor | None] = []
+        for index, tensor in enumerate(tensors):
+            other = second[index] if index < len(second) else None
+            if tensor is None or not isinstance(other, torch.Tensor) or other.shape != tensor.shape:
+                masks.append(None)
+                continue
+            mask = undefined_elements(tensor, other, correctness.default_tolerance(tensor.dtype))
+            if tensor.numel() and bool(mask.all().item()):
+                raise WorkerError(
+                    "problem",
+                    f"reference output {index} ({values.describe(tensor)}) is never written by the "
+                    "reference: every element is whatever its uninitialized memory held; make the reference "
+                    "write it, or leave it out of what it returns (kernel mode: of the arguments it writes)",
+                )
+            masks.append(mask if bool(mask.any().item()) else None)
+        return masks
 
     def start_trial(self, request: dict[str, Any]) -> dict[str, Any]:
         """Fresh inputs from the trial's seed, copied into buffers of the evaluation's own."""
@@ -418,6 +476,7 @@ class Judge:
         reference = self._reference(seed, bool(request.get("perturbed", True)))
         exporter = self._exporter(request)
         trial = Trial(exporter, [], [], reference.inputs, reference.outputs, reference.container)
+        trial.undefined = reference.undefined
 
         def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
             descriptor = exporter.export(tensor)
@@ -449,6 +508,7 @@ class Judge:
             torch.cuda.synchronize(self.state.device)
         trial.pristine = tensors
         trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
+        trial.undefined = fresh.undefined
         trial.private_inputs = None
         return {"refreshed": True}
 
@@ -492,7 +552,8 @@ class Judge:
             checks.append("output-type")
         reports: list[dict[str, Any]] = []
         for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
-            report = self._compare_one(index, encoded, ref, importer, request)
+            undefined = trial.undefined[index] if index < len(trial.undefined) else None
+            report = self._compare_one(index, encoded, ref, importer, request, undefined)
             reports.append(report)
             if not report["passed"]:
                 failures.append(report.get("reason") or self._failure_reason(index, report))
@@ -506,7 +567,13 @@ class Judge:
         }
 
     def _compare_one(
-        self, index: int, encoded: Any, ref: Any, importer: SharedTensorImporter, request: dict[str, Any]
+        self,
+        index: int,
+        encoded: Any,
+        ref: Any,
+        importer: SharedTensorImporter,
+        request: dict[str, Any],
+        undefined: torch.Tensor | None = None,
     ) -> dict[str, Any]:
         if not isinstance(ref, torch.Tensor):
             raise WorkerError(
@@ -531,7 +598,15 @@ class Judge:
         if problem is not None:
             return {"passed": False, "reason": problem}
         tolerance = correctness.resolve_tolerance(ref.dtype, request.get("atol"), request.get("rtol"))
-        return _with_variation(correctness.compare_tensor(out, ref, tolerance), out, ref)
+        if undefined is None:
+            return _with_variation(correctness.compare_tensor(out, ref, tolerance), out, ref)
+        # Every criterion sees only the elements the reference writes.
+        defined_out, defined_ref = correctness.defined_elements(out, ref, undefined)
+        report = _with_variation(
+            correctness.compare_tensor(defined_out, defined_ref, tolerance), defined_out, defined_ref
+        )
+        report.update(shape=list(ref.shape), undefined_elements=int(undefined.sum().item()))
+        return report
 
     @classmethod
     def _failure_reason(cls, index: int, report: dict[str, Any]) -> str:
@@ -550,8 +625,13 @@ class Judge:
             f"output {index}: {report['mismatched_elements']} of {report['total_elements']} elements outside "
             f"atol={report['atol']:g} rtol={report['rtol']:g} (max abs error {report['max_abs_error']:.3g}, "
             f"max rel error {report['max_rel_error']:.3g}, "
-            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)"
+            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)" + Judge._undefined_note(report)
         )
+
+    @staticmethod
+    def _undefined_note(report: dict[str, Any]) -> str:
+        undefined = int(report.get("undefined_elements", 0))
+        return f"; {undefined} element(s) the reference leaves unwritten not compared" if undefined else ""
 
     def _trial(self, request: dict[str, Any]) -> Trial:
         trial = self.state.trials.get(str(request["trial"]))

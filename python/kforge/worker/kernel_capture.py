@@ -1,14 +1,22 @@
-"""Kernel mode's inputs from a kernel file's own test block (docs/kernel-mode.md).
+"""Kernel mode's inputs from a kernel file's own test block, and the arguments its wrapper writes
+(docs/kernel-mode.md).
 
 Runs the file's code, then its test block (the part after a line of at least 20 '#' characters, as in
 TritonBench-G files) with the wrapper `--entry` replaced by a recorder, and writes the arguments of one
 recorded call as an inputs spec: each tensor's shape and dtype with the value range it had (floats
 uniform in [min, max], integers in [min, max]), each scalar as its value. The largest call (by tensor
 bytes) is taken unless --case picks another. Without --entry the wrapper is found: the first function of
-the file (not a Triton kernel) that the test block itself calls. Every failure becomes an answer with a
-stage and a reason.
+the file (not a Triton kernel) that the test block itself calls. The recorded call's tensor arguments are
+compared before and after it: those it changed are the arguments the wrapper writes ("writes"), which
+kernel mode then compares like returned outputs.
+
+With --probe the inputs come from a generated kernel-mode problem instead (its get_inputs(), the spec's
+or the file's own): the wrapper is called once on them and only "writes" and "returns_none" are answered.
+Every failure becomes an answer with a stage and a reason.
 
   python -m kforge.worker.kernel_capture --kernel FILE.py [--entry NAME] --out RESULT.json [--case K]
+  python -m kforge.worker.kernel_capture --probe PROBLEM.py --entry NAME --out RESULT.json
+      [--small] [--size NAME=VALUE ...] [--seed S]
 """
 
 from __future__ import annotations
@@ -16,14 +24,18 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import math
 import sys
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from kforge.worker.answers import StagedError, write_answer
+from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
 from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
 
@@ -34,8 +46,9 @@ class CaptureError(StagedError):
     """A capture failure with its stage."""
 
 
-def describe_argument(index: int, value: Any) -> dict[str, Any]:
-    """One argument as a spec entry (what kforge's generated get_inputs draws from)."""
+def describe_argument(index: int, value: Any, written: bool = False) -> dict[str, Any]:
+    """One argument as a spec entry (what kforge's generated get_inputs draws from). An argument the
+    wrapper writes whose values are not finite (a torch.empty output) is drawn as zeros."""
     if isinstance(value, torch.Tensor):
         dtype = str(value.dtype).removeprefix("torch.")
         if dtype not in DTYPES:
@@ -46,7 +59,10 @@ def describe_argument(index: int, value: Any) -> dict[str, Any]:
         if value.numel() and dtype != "bool":
             low, high = value.min().item(), value.max().item()
             if value.is_floating_point():
-                entry.update(low=float(low), high=float(high))
+                if math.isfinite(low) and math.isfinite(high):
+                    entry.update(low=float(low), high=float(high))
+                elif written:
+                    entry.update(low=0.0, high=0.0)
             else:
                 entry.update(low=int(low), high=int(high) + 1)
         return entry
@@ -102,67 +118,166 @@ def find_entry(code: str, test_block: str) -> str:
     return called[0][2]
 
 
-def record_calls(path: Path, entry: str | None) -> tuple[str, list[list[Any]]]:
-    """The entry (found when not given) and the positional arguments of every call the test block makes."""
-    code, test_block, first_line = split_test_block(path.read_text())
-    if not test_block:
-        raise CaptureError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
-    entry = entry or find_entry(code, test_block)
-    try:
-        module = load_module(path, code)
-    except Exception as failure:  # noqa: BLE001 - the file's own error, reported with its trace
-        raise CaptureError("import", f"{type(failure).__name__}: {failure}") from None
-    wrapper = module.__dict__.get(entry)
-    if not callable(wrapper):
-        raise CaptureError("usage", f"{path} has no function {entry}; --entry names the wrapper")
+def tensor_bytes(arguments: list[Any]) -> int:
+    return sum(v.numel() * v.element_size() for v in arguments if isinstance(v, torch.Tensor))
+
+
+def _copies(arguments: list[Any]) -> list[Any]:
+    return [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in arguments]
+
+
+def positional_signature(wrapper: Callable[..., Any], entry: str) -> inspect.Signature:
+    """The wrapper's signature; kernel mode calls it positionally, so only such parameters are taken."""
     signature = inspect.signature(wrapper)
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values()):
         raise CaptureError(
             "usage", f"{entry}{signature}: kernel mode calls the wrapper with positional arguments only"
         )
-    calls: list[list[Any]] = []
+    return signature
 
-    def recorder(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
+
+@dataclass
+class RecordedCall:
+    index: int  # which call of the test block (from 0)
+    arguments: list[Any]  # copies of the arguments as they were before the call, keywords bound in order
+    writes: list[int]  # tensor arguments whose bytes the call changed
+    returned_none: bool
+
+
+class CallRecorder:
+    """Stands in for the wrapper while the test block runs: counts the calls and keeps one, the largest by
+    tensor bytes (the first of equals) or call `case`, with the arguments it wrote."""
+
+    def __init__(self, wrapper: Callable[..., Any], entry: str, case: int | None) -> None:
+        self.wrapper, self.entry, self.case = wrapper, entry, case
+        self.signature = positional_signature(wrapper, entry)
+        self.calls = 0
+        self.kept: RecordedCall | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        calls.append(
-            [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in bound.arguments.values()]
-        )
-        return wrapper(*args, **kwargs)
+        arguments = list(bound.arguments.values())
+        index, self.calls = self.calls, self.calls + 1
+        if not self._keeps(index, arguments):
+            return self.wrapper(*args, **kwargs)
+        before = _copies(arguments)
+        result = self.wrapper(*args, **kwargs)
+        self.kept = RecordedCall(index, before, mutated_inputs(arguments, before), result is None)
+        return result
 
-    module.__dict__[entry] = recorder
+    def _keeps(self, index: int, arguments: list[Any]) -> bool:
+        if self.case is not None:
+            return index == self.case
+        return self.kept is None or tensor_bytes(arguments) > tensor_bytes(self.kept.arguments)
+
+    def answer(self) -> dict[str, Any]:
+        """The kept call as an inputs spec, with the arguments it wrote."""
+        if self.calls == 0 or self.kept is None:
+            if self.case is not None and self.calls:
+                raise CaptureError(
+                    "usage", f"--case {self.case}: the test block called {self.entry} {self.calls} times"
+                )
+            raise CaptureError("test-block", f"the test block never called {self.entry}")
+        kept = self.kept
+        inputs = [describe_argument(i, value, i in kept.writes) for i, value in enumerate(kept.arguments)]
+        return {
+            "spec": {"inputs": inputs},
+            "entry": self.entry,
+            "calls": self.calls,
+            "case": kept.index,
+            "writes": kept.writes,
+            "returns_none": kept.returned_none,
+        }
+
+
+def install_recorder(
+    namespace: dict[str, Any], code: str, test_block: str, entry: str | None, case: int | None
+) -> CallRecorder:
+    """Replaces the wrapper (found from the test block when not named) in the file's namespace."""
+    entry = entry or find_entry(code, test_block)
+    wrapper = namespace.get(entry)
+    if not callable(wrapper):
+        raise CaptureError("usage", f"the file has no function {entry}; --entry names the wrapper")
+    recorder = CallRecorder(wrapper, entry, case)
+    namespace[entry] = recorder
+    return recorder
+
+
+def record_calls(path: Path, entry: str | None, case: int | None) -> CallRecorder:
+    """Runs the file's code, then its test block with the wrapper recorded."""
+    code, test_block, first_line = split_test_block(path.read_text())
+    if not test_block:
+        raise CaptureError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
+    entry = entry or find_entry(code, test_block)  # a file that does not parse fails before it runs
+    try:
+        module = load_module(path, code)
+    except Exception as failure:  # noqa: BLE001 - the file's own error, reported with its trace
+        raise CaptureError("import", f"{type(failure).__name__}: {failure}") from None
+    recorder = install_recorder(module.__dict__, code, test_block, entry, case)
     try:
         exec(compile("\n" * (first_line - 1) + test_block, str(path), "exec"), module.__dict__)
     except Exception as failure:  # noqa: BLE001 - the test block's own error
         raise CaptureError(
             "test-block", f"the test block failed: {type(failure).__name__}: {failure}"
         ) from None
-    if not calls:
-        raise CaptureError("test-block", f"the test block never called {entry}")
-    return entry, calls
-
-
-def tensor_bytes(arguments: list[Any]) -> int:
-    return sum(v.numel() * v.element_size() for v in arguments if isinstance(v, torch.Tensor))
+    return recorder
 
 
 def capture(path: Path, entry: str | None, case: int | None) -> dict[str, Any]:
     use_interpreter_without_a_gpu()
-    entry, calls = record_calls(path, entry)
-    if case is not None and not 0 <= case < len(calls):
-        raise CaptureError("usage", f"--case {case}: the test block called {entry} {len(calls)} times")
-    chosen = case if case is not None else max(range(len(calls)), key=lambda i: tensor_bytes(calls[i]))
-    inputs = [describe_argument(i, value) for i, value in enumerate(calls[chosen])]
-    return {"spec": {"inputs": inputs}, "entry": entry, "calls": len(calls), "case": chosen}
+    return record_calls(path, entry, case).answer()
+
+
+def probe(problem_path: Path, entry: str, small: bool, sizes: dict[str, str], seed: int) -> dict[str, Any]:
+    """The arguments the wrapper writes, from one call on the generated problem's inputs (kernel mode
+    without --writes and without a test block capture)."""
+    use_interpreter_without_a_gpu()
+    from kforge.worker.judge import apply_size_overrides
+    from kforge.worker.runtime import to_device
+
+    try:
+        module = load_module(problem_path, problem_path.read_text())
+    except Exception as failure:  # noqa: BLE001 - the file's own error
+        raise CaptureError("import", f"{type(failure).__name__}: {failure}") from None
+    wrapper = module.__dict__.get(entry)
+    if not callable(wrapper):
+        raise CaptureError("usage", f"the file has no function {entry}; --entry names the wrapper")
+    try:
+        apply_size_overrides(module, small, sizes)
+    except Exception as failure:  # noqa: BLE001 - a WorkerError saying which size
+        raise CaptureError("usage", str(failure)) from None
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.manual_seed(seed)
+    try:
+        arguments = [to_device(value, device) for value in module.get_inputs()]
+        before = _copies(arguments)
+        result = wrapper(*arguments)
+    except Exception as failure:  # noqa: BLE001 - the wrapper's own error: the verdict will say it again
+        raise CaptureError("probe", f"the wrapper failed: {type(failure).__name__}: {failure}") from None
+    return {"entry": entry, "writes": mutated_inputs(arguments, before), "returns_none": result is None}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kforge.worker.kernel_capture", description=__doc__)
-    parser.add_argument("--kernel", required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--kernel", help="the kernel file, its test block at the end")
+    source.add_argument("--probe", help="a generated kernel-mode problem: which arguments does entry write?")
     parser.add_argument("--entry", default=None, help="the wrapper; default: the one the test block calls")
     parser.add_argument("--out", required=True, help="where the JSON result goes")
     parser.add_argument("--case", type=int, default=None, help="which call (from 0); default: the largest")
+    parser.add_argument("--small", action="store_true", help="--probe: the problem's KFORGE_SMALL sizes")
+    parser.add_argument("--size", action="append", default=[], help="--probe: NAME=VALUE size override")
+    parser.add_argument("--seed", type=int, default=42, help="--probe: the seed of get_inputs()")
     arguments = parser.parse_args(argv)
+    if arguments.probe:
+        sizes = dict(pair.split("=", 1) for pair in arguments.size)
+        return write_answer(
+            arguments.out,
+            lambda: probe(
+                Path(arguments.probe), arguments.entry or "", arguments.small, sizes, arguments.seed
+            ),
+        )
     return write_answer(
         arguments.out, lambda: capture(Path(arguments.kernel), arguments.entry, arguments.case)
     )

@@ -7,8 +7,13 @@ TritonBench-G's rule for a model's answer. The file runs as one module with the 
 (`result_gold = test_x()`) are saved with torch.save for kforge.worker.tritonbench_compare. Every failure
 becomes an answer with a stage and a reason; a crash or hang leaves no answer, which is a failed call.
 
+With --capture (the gold file's run) the wrapper is recorded while the test block runs, as
+kforge.worker.kernel_capture does, and the answer's "capture" holds kernel mode's inputs spec, the entry
+and the arguments the wrapper writes (or "capture_error", which does not fail the run): one run of the
+gold file serves execution accuracy and kforge's verdict.
+
   python -m kforge.worker.tritonbench_run --file F.py --out RESULT.json --values VALUES.pt
-      [--keep-imports-and-functions] [--seed 0]
+      [--keep-imports-and-functions] [--seed 0] [--capture [--entry NAME] [--case K]]
 """
 
 from __future__ import annotations
@@ -76,25 +81,64 @@ def portable(value: Any, depth: int = 0) -> Any:
     return f"<{type(value).__name__}>"
 
 
-def run_module(path: Path, text: str, seed: int) -> dict[str, Any]:
-    """Executes `text` as the module __main__ (compiled under `path`, whose file holds it)."""
+class Capture:
+    """The wrapper recorded while the test block runs (--capture): kernel mode's inputs and writes."""
+
+    def __init__(self, entry: str | None, case: int | None) -> None:
+        self.entry, self.case = entry, case
+        self.recorder: Any = None
+        self.error: dict[str, str] | None = None
+
+    def install(self, namespace: dict[str, Any], code: str, test_block: str) -> None:
+        from kforge.worker.kernel_capture import CaptureError, install_recorder
+
+        try:
+            self.recorder = install_recorder(namespace, code, test_block, self.entry, self.case)
+        except CaptureError as failure:
+            self.error = {"stage": failure.stage, "error": str(failure)}
+
+    def answer(self) -> dict[str, Any]:
+        from kforge.worker.kernel_capture import CaptureError
+
+        if self.error is not None or self.recorder is None:
+            return {"capture_error": self.error or {"stage": "internal", "error": "no recorder"}}
+        try:
+            return {"capture": self.recorder.answer()}
+        except CaptureError as failure:
+            return {"capture_error": {"stage": failure.stage, "error": str(failure)}}
+
+
+def _execute(code: Any, namespace: dict[str, Any]) -> None:
+    try:
+        exec(code, namespace)  # the file under test; a model's answer runs in the sandbox
+    except SystemExit as failure:
+        if failure.code not in (None, 0):
+            raise RunError("run", f"the file exited with {failure.code!r}") from None
+    except BaseException as failure:  # noqa: BLE001 - the file's own error is the answer
+        raise RunError("run", f"{type(failure).__name__}: {failure}") from None
+
+
+def run_module(
+    path: Path, code_part: str, test_block: str, seed: int, capture: Capture | None = None
+) -> dict[str, Any]:
+    """Executes the code and then the test block as the module __main__ (compiled under `path`, whose file
+    holds both, one after the other); with `capture`, the wrapper is recorded in between."""
     import torch
 
     torch.manual_seed(seed)
     module = types.ModuleType("__main__")
     module.__file__ = str(path)
     sys.modules["__main__"] = module
+    test_offset = "\n" * code_part.count("\n")  # the test block keeps its line numbers in the file
     try:
-        code = compile(text, str(path), "exec")
+        code = compile(code_part, str(path), "exec")
+        test = compile(test_offset + test_block, str(path), "exec")
     except (SyntaxError, ValueError) as failure:
         raise RunError("syntax", f"{type(failure).__name__}: {failure}") from None
-    try:
-        exec(code, module.__dict__)  # the file under test; a model's answer runs in the sandbox
-    except SystemExit as failure:
-        if failure.code not in (None, 0):
-            raise RunError("run", f"the file exited with {failure.code!r}") from None
-    except BaseException as failure:  # noqa: BLE001 - the file's own error is the answer
-        raise RunError("run", f"{type(failure).__name__}: {failure}") from None
+    _execute(code, module.__dict__)
+    if capture is not None:
+        capture.install(module.__dict__, code_part, test_block)
+    _execute(test, module.__dict__)
     if torch.cuda.is_available():
         torch.cuda.synchronize()  # a kernel fault surfaces here, inside the call
     return module.__dict__
@@ -120,23 +164,26 @@ class CapturedStdout:
         return self.file.read(MAX_STDOUT).decode("utf-8", errors="replace")
 
 
-def run(path: Path, values: Path, keep_imports_and_functions: bool, seed: int) -> dict[str, Any]:
+def run(
+    path: Path, values: Path, keep_imports_and_functions: bool, seed: int, capture: Capture | None = None
+) -> dict[str, Any]:
     code, test_block, _ = split_test_block(path.read_text(errors="replace"))
     if not test_block:
         raise RunError("usage", f"{path} has no test block (a line of at least {MIN_SEPARATOR} '#')")
     if keep_imports_and_functions:
         code = imports_and_functions(code)
     names = bound_names(test_block)
-    text = code.rstrip("\n") + "\n" + test_block
+    code_part = code.rstrip("\n") + "\n"
     # triton.jit reads each kernel's source back from the file: the file must hold what runs.
     runnable = values.parent / f"run_{path.name}"
-    runnable.write_text(text)
+    runnable.write_text(code_part + test_block)
     use_interpreter_without_a_gpu()
     import torch
 
+    captured = (lambda: capture.answer()) if capture is not None else dict
     with CapturedStdout() as stdout:
         try:
-            namespace = run_module(runnable, text, seed)
+            namespace = run_module(runnable, code_part, test_block, seed, capture)
         except RunError as failure:
             return {
                 "ok": False,
@@ -144,9 +191,10 @@ def run(path: Path, values: Path, keep_imports_and_functions: bool, seed: int) -
                 "error": str(failure),
                 "code": code,
                 "stdout": stdout.text(),
+                **captured(),
             }
     torch.save({name: portable(namespace.get(name)) for name in names}, values)
-    return {"ok": True, "code": code, "stdout": stdout.text(), "values": names}
+    return {"ok": True, "code": code, "stdout": stdout.text(), "values": names, **captured()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,11 +204,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--values", required=True, help="where the test block's values go (torch.save)")
     parser.add_argument("--keep-imports-and-functions", action="store_true", help="TritonBench-G's filter")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--capture", action="store_true", help="record the wrapper: kernel mode's inputs")
+    parser.add_argument("--entry", default=None, help="--capture: the wrapper (default: found)")
+    parser.add_argument("--case", type=int, default=None, help="--capture: which call (default: largest)")
     arguments = parser.parse_args(argv)
+    capture = Capture(arguments.entry, arguments.case) if arguments.capture else None
     return write_answer(
         arguments.out,
         lambda: run(
-            Path(arguments.file), Path(arguments.values), arguments.keep_imports_and_functions, arguments.seed
+            Path(arguments.file),
+            Path(arguments.values),
+            arguments.keep_imports_and_functions,
+            arguments.seed,
+            capture,
         ),
         ok=False,
     )

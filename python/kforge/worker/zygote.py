@@ -7,6 +7,11 @@ with one AF_UNIX stream socket on fds 3 and 4: each `fork` request carries the c
 candidate restricts itself (process group, Landlock, seccomp) before it reads its first request, so no
 candidate code ever runs with less than a freshly started candidate's sandbox. kforge decides every rule;
 this file only replays the system calls.
+
+A fork request may instead name a program: one of PROGRAMS, run once with its arguments as
+`python -m kforge.worker.MODULE ARGS` would run it (TritonBench's file runs, captures and comparisons),
+so a program, too, starts without paying the imports. kforge also starts a trusted zygote, outside the
+sandbox, for programs that run the user's own files (a gold file and its capture).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import warnings
 from typing import Any
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
+PROGRAMS = frozenset({"tritonbench_run", "tritonbench_compare", "kernel_capture"})
 MAX_FDS = 8
 STATUS_TIMEOUT_S = 60.0
 # System call numbers shared by x86-64 and arm64 (Landlock's are the same on every architecture).
@@ -116,9 +122,13 @@ def _become_candidate(request: dict[str, Any], fds: list[int], status_fd: int) -
         os._exit(127)
     code = 0
     try:
-        from kforge.worker import candidate
+        program = request.get("program")
+        if isinstance(program, dict):
+            code = _run_program(program)
+        else:
+            from kforge.worker import candidate
 
-        candidate.main()
+            candidate.main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - print it to the log; kforge sees the exit status
@@ -129,6 +139,20 @@ def _become_candidate(request: dict[str, Any], fds: list[int], status_fd: int) -
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # never return into the zygote's loop
+
+
+def _run_program(program: dict[str, Any]) -> int:
+    """One of PROGRAMS with its arguments; its exit status."""
+    import importlib
+
+    module = str(program.get("module"))
+    if module not in PROGRAMS:
+        print(f"kforge zygote: {module!r} is not one of {sorted(PROGRAMS)}", file=sys.stderr)
+        return 2
+    argv = [str(argument) for argument in program.get("argv", [])]
+    sys.argv = [f"kforge.worker.{module}", *argv]
+    result = importlib.import_module(f"kforge.worker.{module}").main(argv)
+    return result if isinstance(result, int) else 0
 
 
 def _read_status(status_fd: int) -> dict[str, Any]:
@@ -183,7 +207,7 @@ def _preload() -> None:
     import torch._inductor  # noqa: F401
     import triton.language  # noqa: F401
 
-    from kforge.worker import candidate  # noqa: F401
+    from kforge.worker import candidate, kernel_capture, tritonbench_compare, tritonbench_run  # noqa: F401
 
 
 def serve(channel: socket.socket) -> None:

@@ -1,0 +1,134 @@
+"""Outputs the reference leaves partly unwritten (torch.empty, then only some elements written): the judge
+runs the reference under the candidate's allocation poisoning, and again with a second poison when an
+output holds poison; the elements that follow the poison are not compared and are counted, and an output
+that is never written at all is the problem's error. Both kinds of reference: a PyTorch Model and a Triton
+wrapper (kernel mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_eval
+from test_kernel_mode import kernel_eval
+
+# A PyTorch reference that fills only the first half of each row of a torch.empty output.
+HALF_COLUMNS_PROBLEM = """import torch
+
+ROWS = 8
+COLS = 48
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        out[:, : x.shape[1] // 2] = x[:, : x.shape[1] // 2] * 3.0
+        return out
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+HALF_COLUMNS_CANDIDATE = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triple_kernel(x_ptr, out_ptr, cols, half, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < LIMIT
+    x = tl.load(x_ptr + row * cols + offsets, mask=mask)
+    tl.store(out_ptr + row * cols + offsets, x * 3.0, mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        half = x.shape[1] // 2
+        _triple_kernel[(x.shape[0],)](x, out, x.shape[1], half, BLOCK=triton.next_power_of_2(x.shape[1]))
+        return out
+"""
+
+
+def correctness(verdict: dict) -> dict:
+    return next(stage for stage in verdict["stages"] if stage["name"] == "correctness")
+
+
+def test_a_pytorch_reference_that_leaves_part_of_its_output_unwritten(tmp_path: Path) -> None:
+    problem = tmp_path / "problem.py"
+    problem.write_text(HALF_COLUMNS_PROBLEM)
+    # The candidate writes what the reference writes: accepted, the 8 x 24 unwritten elements not compared.
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half"))
+    run = run_eval(problem, candidate, "--no-small")
+    assert run.verdict["outcome"] == "accepted", run.verdict["summary"]
+    assert correctness(run.verdict)["details"]["undefined_elements"] == 8 * 24
+    # Writing less than the reference is still wrong: its NaN-poisoned gaps are compared.
+    short = tmp_path / "short.py"
+    short.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half - 1"))
+    run = run_eval(problem, short, "--no-small")
+    assert run.verdict["failed_stage"] == "correctness", run.verdict["summary"]
+    assert "8 NaN/Inf mismatches" in run.verdict["summary"]
+
+
+def test_a_pytorch_reference_that_never_writes_an_output_is_the_problems_error(tmp_path: Path) -> None:
+    problem = tmp_path / "problem.py"
+    problem.write_text(HALF_COLUMNS_PROBLEM.replace("out[:, : x.shape[1] // 2] = ", "_ = "))
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half"))
+    run = run_eval(problem, candidate, "--no-small")
+    assert run.exit_code == 2
+    assert run.verdict["outcome"] == "error" and run.verdict["error"]["kind"] == "problem"
+    assert "reference output 0" in run.verdict["error"]["message"]
+    assert "never written" in run.verdict["error"]["message"]
+
+
+# A Triton wrapper (kernel mode) that computes only the first half of the rows of its output.
+HALF_ROWS_KERNEL = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_rows_kernel(x_ptr, out_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * cols + offsets, mask=offsets < cols, other=0.0)
+    tl.store(out_ptr + row * cols + offsets, x * 2, mask=offsets < cols)
+
+
+def double_first_rows(x):
+    out = torch.empty_like(x)
+    double_rows_kernel[(ROWS_WRITTEN,)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+
+
+def get_inputs():
+    return [torch.randn(6, 40)]
+"""
+
+
+def test_a_triton_reference_that_leaves_rows_unwritten(tmp_path: Path) -> None:
+    kernel = tmp_path / "half_rows.py"
+    kernel.write_text(HALF_ROWS_KERNEL.replace("ROWS_WRITTEN", "x.shape[0] // 2"))
+    args = ("--kernel", str(kernel), "--entry", "double_first_rows", "--no-small")
+    code, verdict, err = kernel_eval(*args)
+    assert code == 0, err
+    assert verdict is not None
+    assert correctness(verdict)["details"]["undefined_elements"] == 3 * 40
+    fewer = tmp_path / "fewer.py"
+    fewer.write_text(HALF_ROWS_KERNEL.replace("ROWS_WRITTEN", "x.shape[0] // 3"))
+    code, verdict, err = kernel_eval(*args, "--candidate", str(fewer))
+    assert code == 1, err
+    assert verdict is not None and verdict["failed_stage"] == "correctness"
+    never = tmp_path / "never.py"
+    never.write_text(HALF_ROWS_KERNEL.replace("ROWS_WRITTEN", "0"))
+    code, verdict, err = kernel_eval("--kernel", str(never), "--entry", "double_first_rows", "--no-small")
+    assert code == 2
+    assert verdict is not None and verdict["error"]["kind"] == "problem", verdict
