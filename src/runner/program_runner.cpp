@@ -109,7 +109,7 @@ ProgramRun ProgramRunner::run_trusted(const std::string& module, const std::file
 
 UntrustedScratch ProgramRunner::untrusted_scratch() {
   if (auto warm = zygote(sandboxed_, false)) {
-    auto scratch = warm->new_scratch();
+    auto scratch = warm->new_scratch(ScratchSpace::transfer_parent());
     return {std::move(warm), std::move(scratch)};
   }
   return {nullptr, ScratchSpace::create()};
