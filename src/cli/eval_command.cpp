@@ -189,7 +189,7 @@ int run_single(EvalOptions& options) {
     std::cout << text << "\n";
   } else {
     display->finish(*document);
-    if (options.kernel_mode_note.value("writes_inferred", false)) {
+    if (options.kernel_mode_note.is_object() && options.kernel_mode_note.value("writes_inferred", false)) {
       std::cout << fmt::format(
           "kernel mode: {} writes its outputs into argument(s) {} (inferred: they changed "
           "in the reference's call), compared like returned outputs\n",
@@ -377,7 +377,8 @@ std::function<int()> add_eval_command(CLI::App& app) {
   options->kernel_mode.add_options(*eval);
   eval->add_option("--emit-kernel-files", options->emit_kernel_files,
                    "kernel mode: write the generated problem.py and candidate.py to this folder and stop "
-                   "(to judge many sizes or variants as one batch with --suite/--samples)");
+                   "(to judge many sizes or variants as one batch with --suite/--samples)")
+      ->option_text("DIR");
   options->tritonbench.add_options(*eval);
   return [options, eval]() { return eval->parsed() ? run_eval(*options) : -1; };
 }

@@ -1,4 +1,4 @@
-"""Candidate for starter/01_scaled_add: right values, but returned as a Python list of floats."""
+"""Candidate for starter/01_scaled_add: right values, but returned inside a dict (not a tensor, tuple or list)."""
 
 import torch
 import torch.nn as nn
@@ -20,8 +20,8 @@ class ModelNew(nn.Module):
         super().__init__()
         self.alpha = alpha
 
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
         out = torch.empty_like(x)
         n = x.numel()
         scaled_add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, self.alpha, BLOCK=1024)
-        return out.tolist()
+        return {"out": out}
