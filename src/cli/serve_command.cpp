@@ -190,10 +190,7 @@ std::function<int()> add_serve_command(CLI::App& app) {
       ->capture_default_str();
   add_trials_option(*serve, settings.trials);
   serve->add_flag("--small", settings.small, "use the problems' KFORGE_SMALL sizes (fast CPU runs)");
-  add_timeout_option(*serve, settings.timeout_s)
-      ->description(
-          "seconds any call into a worker may take at most (each call's own limit is derived from the "
-          "reference's time: docs/verdict.md, Time limits)");
+  add_timeout_option(*serve, settings.timeout_s);
   add_time_budget_option(*serve, settings.timing.time_budget_s, "seconds of timing at most per evaluation");
   add_python_option(*serve, options->python);
   add_batch_options(*serve, options->batch);

@@ -24,7 +24,7 @@ from kforge.worker.runtime import (
     select_device,
     to_device,
 )
-from kforge.worker.sampled_check import first_wrong_row, sampled_reference
+from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timed_outputs import copy_values, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
@@ -721,7 +721,9 @@ class Judge:
         whose shapes, dtypes or non-tensor arguments differ from the trial's are not used."""
         state = self.state
         trial = self._trial(request)
-        first = Reference(trial.reference_inputs, trial.reference, trial.reference_container, [])
+        first = Reference(
+            trial.reference_inputs, trial.reference, trial.reference_container, [], trial.undefined
+        )
         sets = [first]
         set_bytes = sum(v.nbytes for v in first.inputs if isinstance(v, torch.Tensor))
         budget = int(request.get("max_bytes", 0))
@@ -761,7 +763,9 @@ class Judge:
         call (`rows`, the set of each in `order`); and that no timing input or value set was modified."""
         trial = self._trial(request)
         sets = trial.value_sets or [
-            Reference(trial.reference_inputs, trial.reference, trial.reference_container, [])
+            Reference(
+                trial.reference_inputs, trial.reference, trial.reference_container, [], trial.undefined
+            )
         ]
         importer = self._importer(request)
         try:
@@ -775,6 +779,7 @@ class Judge:
                 probe = Trial(
                     trial.exporter, [], [], reference.inputs, reference.outputs, reference.container
                 )
+                probe.undefined = reference.undefined
                 result = self._compare(probe, {**request, **slot}, importer)
                 failures += [
                     f"last timed output on value set {value_set}: {text}" for text in result["failures"]
@@ -836,13 +841,21 @@ class Judge:
             tolerance = correctness.resolve_tolerance(
                 expected.dtype, request.get("atol"), request.get("rtol")
             )
-            wrong = first_wrong_row(rows, expected, tolerance)
+            ignored = sampled_undefined(
+                [_undefined_of(sets[index], output) for index in order], positions, rows.shape
+            )
+            wrong = first_wrong_row(rows, expected, tolerance, ignored)
             if wrong is not None:
                 failures.append(
                     f"output {output} of timed call {wrong + 1} of {len(order)} (value set {order[wrong]}) "
                     "differs from the reference at sampled elements"
                 )
         return failures
+
+
+def _undefined_of(reference: Reference, output: int) -> torch.Tensor | None:
+    """The elements of `output` that `reference` leaves unwritten (None: all written)."""
+    return reference.undefined[output] if output < len(reference.undefined) else None
 
 
 def _value_set_mismatch(first: list[Any], other: list[Any]) -> str | None:

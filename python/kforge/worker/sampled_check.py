@@ -37,6 +37,22 @@ def sampled_reference(
     return torch.stack(rows)
 
 
+def sampled_undefined(
+    undefined: list[torch.Tensor | None], positions: torch.Tensor, rows_shape: torch.Size
+) -> torch.Tensor | None:
+    """Per timed call, which sampled positions the reference leaves unwritten (not compared), as a
+    [calls, positions] mask; None when the reference writes every element of every call's output."""
+    if all(mask is None for mask in undefined) or tuple(rows_shape) != (len(undefined), positions.numel()):
+        return None
+    rows = []
+    for mask in undefined:
+        if mask is None:
+            rows.append(torch.zeros(positions.numel(), dtype=torch.bool))
+        else:
+            rows.append(mask.reshape(-1).index_select(0, positions.to(mask.device)).cpu())
+    return torch.stack(rows)
+
+
 def mismatch_mask(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) -> torch.Tensor:
     """Elementwise: True where out fails the comparison rule against ref (same shape)."""
     if out.is_complex() or ref.is_complex():
@@ -52,8 +68,13 @@ def mismatch_mask(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) ->
     return mask.reshape(mask.shape[0], -1) if mask.dim() > 0 else mask
 
 
-def first_wrong_row(rows: torch.Tensor, expected: torch.Tensor, tolerance: Tolerance) -> int | None:
-    """Index of the first timed call whose sampled elements fail, or None when all pass (same dtype)."""
+def first_wrong_row(
+    rows: torch.Tensor, expected: torch.Tensor, tolerance: Tolerance, ignored: torch.Tensor | None = None
+) -> int | None:
+    """Index of the first timed call whose sampled elements fail, or None when all pass (same dtype);
+    `ignored` marks elements the reference leaves unwritten."""
     mask = mismatch_mask(rows.to(expected.device), expected, tolerance)
+    if ignored is not None:
+        mask = mask & ~ignored.to(mask.device).reshape(mask.shape)
     wrong = mask.reshape(mask.shape[0], -1).any(dim=1).nonzero()
     return int(wrong[0, 0]) if wrong.numel() else None
