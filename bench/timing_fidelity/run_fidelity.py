@@ -17,6 +17,7 @@ Writes $OUT/timing_fidelity.json and $OUT/timing_fidelity.md; bounds per point a
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import statistics
@@ -80,11 +81,23 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
+def emit_kernel_point(kforge: str, shape: Any, spec_file: Path, folder: Path) -> None:
+    """kforge's own kernel-mode problem and candidate for one point (its wrapper probe starts Python)."""
+    emitted = subprocess.run(
+        [kforge, "eval", "--kernel", str(shape.kernel_file), "--entry", shape.name,
+         "--inputs", str(spec_file), "--emit-kernel-files", str(folder)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if emitted.returncode != 0:
+        raise SystemExit(f"kforge --emit-kernel-files failed for {folder.name}: {emitted.stderr}")
+
+
 def generate(kforge: str, work: Path) -> list[dict[str, Any]]:
     """The point folders (problem.py + candidate.py) of both modes and one sample line per point."""
     folder = work / "points"
     folder.mkdir(parents=True, exist_ok=True)
     samples = []
+    emits = []
     for shape in SHAPES:
         source = shape.kernel_file.read_text()
         for index, sizes in enumerate(shape.sizes):
@@ -98,25 +111,7 @@ def generate(kforge: str, work: Path) -> list[dict[str, Any]]:
             km = folder / f"{pid}-kernel"
             spec_file = work / f"{pid}.inputs.json"
             spec_file.write_text(json.dumps(point_spec))
-            emitted = subprocess.run(
-                [
-                    kforge,
-                    "eval",
-                    "--kernel",
-                    str(shape.kernel_file),
-                    "--entry",
-                    shape.name,
-                    "--inputs",
-                    str(spec_file),
-                    "--emit-kernel-files",
-                    str(km),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if emitted.returncode != 0:
-                raise SystemExit(f"kforge --emit-kernel-files failed for {pid}: {emitted.stderr}")
+            emits.append((shape, spec_file, km))
             for mode, path in (("pytorch", pt), ("kernel", km)):
                 samples.append(
                     {
@@ -128,6 +123,8 @@ def generate(kforge: str, work: Path) -> list[dict[str, Any]]:
                         "sizes": sizes,
                     }
                 )
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda item: emit_kernel_point(kforge, *item), emits))
     return samples
 
 

@@ -182,7 +182,11 @@ class CachedStateChecker {
       check_target(*starred->value, value, body, verb);
       return;
     }
-    if (keeps_metadata(value, target)) {
+    // Anything kept on an input object tells calls apart, metadata or not (the launch-metadata exception
+    // is for ModelNew's and the module's own state).
+    const auto* attribute_target = source::node_cast<source::Attribute>(target);
+    const bool on_input = attribute_target != nullptr && is_forward_input(*attribute_target->value, body);
+    if (!on_input && keeps_metadata(value, target)) {
       return;
     }
     const std::size_t scope = names_.scope_of(target);
@@ -205,8 +209,7 @@ class CachedStateChecker {
     const std::string owner = persistent_owner(*root, scope);
     if (!owner.empty()) {
       report(target, std::string(verb) + " `" + spelling(target) + "`, state of " + owner, body);
-    } else if (const auto* attribute = source::node_cast<source::Attribute>(target);
-               attribute != nullptr && is_forward_input(*attribute->value, body)) {
+    } else if (on_input) {
       report(target, std::string(verb) + " `" + spelling(target) + "`" + std::string(kOnInput), body);
     }
   }
@@ -231,7 +234,8 @@ class CachedStateChecker {
     const std::size_t scope = names_.scope_of(call);
     const std::string callee = names_.resolve(*call.func);
     if (callee == "builtins.setattr" && !call.args.empty()) {
-      if (call.args.size() == 3 && keeps_metadata(call.args[2].get(), call)) {
+      if (call.args.size() == 3 && !is_forward_input(*call.args[0], body) &&
+          keeps_metadata(call.args[2].get(), call)) {
         return;
       }
       if (const auto* root = root_name(*call.args[0])) {

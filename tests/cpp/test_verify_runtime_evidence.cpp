@@ -147,7 +147,8 @@ TEST(RuntimeEvidence, ComputeOnlyTheProfilerSawIsRejected) {
 TEST(RuntimeEvidence, HostReadsOfInputDataAreRejected) {
   auto host = honest_trace();
   host["host_transfers"] = {{"tolist", 1}};
-  const auto* finding = find(runtime_findings(evidence_of({host})), "host-transfer");
+  const auto findings = runtime_findings(evidence_of({host}));  // the finding points into it
+  const auto* finding = find(findings, "host-transfer");
   ASSERT_NE(finding, nullptr);
   EXPECT_EQ(finding->severity, Severity::reject);
   EXPECT_NE(finding->message.find("tolist x1"), std::string::npos);
@@ -164,7 +165,8 @@ TEST(RuntimeEvidence, DeviceToHostCopiesNoConversionExplainsAreRejectedOnAGpu) {
   copied["device_to_host_conversions"] = 1;
   auto evidence = evidence_of({copied});
   evidence.on_gpu = true;
-  const auto* finding = find(runtime_findings(evidence), "host-transfer");
+  const auto findings = runtime_findings(evidence);
+  const auto* finding = find(findings, "host-transfer");
   ASSERT_NE(finding, nullptr);
   EXPECT_NE(finding->message.find("2 time(s)"), std::string::npos) << finding->message;
   copied["device_to_host_conversions"] = 2;  // every copy is a conversion kforge saw (of a parameter)
@@ -176,7 +178,8 @@ TEST(RuntimeEvidence, DeviceToHostCopiesNoConversionExplainsAreRejectedOnAGpu) {
 TEST(RuntimeEvidence, NonScalarKernelArgumentsAreRejected) {
   auto trace = honest_trace();
   trace["bad_kernel_arguments"] = {{"rowsum_kernel.TABLE: a Tensor passed as tl.constexpr", 1}};
-  const auto* finding = find(runtime_findings(evidence_of({trace})), "kernel-constexpr-argument");
+  const auto findings = runtime_findings(evidence_of({trace}));
+  const auto* finding = find(findings, "kernel-constexpr-argument");
   ASSERT_NE(finding, nullptr);
   EXPECT_NE(finding->message.find("rowsum_kernel.TABLE"), std::string::npos);
 }
