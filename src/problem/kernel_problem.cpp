@@ -89,6 +89,28 @@ const std::set<std::string>& known_dtypes() {
 }
 
 // One entry of the spec's "inputs", checked; `where` names it in errors.
+// An integer tensor's structure (a captured spec's): exact "values", or "unique"/"sorted" draws.
+void check_integer_structure(const nlohmann::json& input, nlohmann::json& checked, const std::string& where) {
+  const bool integer = checked["dtype"] != "bool" && !checked["dtype"].get<std::string>().starts_with("float") &&
+                       checked["dtype"] != "bfloat16";
+  if (const auto values = input.find("values"); values != input.end()) {
+    if (!integer || !values->is_array() ||
+        !std::all_of(values->begin(), values->end(), [](const auto& item) { return item.is_number_integer(); })) {
+      throw std::invalid_argument(
+          fmt::format("{}: \"values\" is a list of integers, for an integer tensor", where));
+    }
+    checked["values"] = *values;
+  }
+  for (const char* flag : {"unique", "sorted"}) {
+    if (const auto found = input.find(flag); found != input.end()) {
+      if (!integer || !found->is_boolean()) {
+        throw std::invalid_argument(fmt::format("{}: \"{}\" is true or false, for an integer tensor", where, flag));
+      }
+      checked[flag] = *found;
+    }
+  }
+}
+
 nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::string>& sizes,
                              const std::string& where) {
   if (!input.is_object()) {
@@ -136,6 +158,7 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   if (checked.contains("low") != checked.contains("high")) {
     throw std::invalid_argument(fmt::format("{}: give both low and high, or neither", where));
   }
+  check_integer_structure(input, checked, where);
   return checked;
 }
 
@@ -212,8 +235,19 @@ def _kf_input(spec):
             low, high = _kf_dimension(spec["low"]), _kf_dimension(spec["high"])
             return (torch.rand(shape) * (high - low) + low).to(dtype)
         return torch.randn(shape).to(dtype)
-    low, high = _kf_dimension(spec.get("low", 0)), _kf_dimension(spec.get("high", 128))
-    return torch.randint(int(low), int(high), shape, dtype=dtype)
+    low, high = int(_kf_dimension(spec.get("low", 0))), int(_kf_dimension(spec.get("high", 128)))
+    count = 1
+    for dimension in shape:
+        count *= dimension
+    if len(spec.get("values", [])) == count and count > 0:  # as captured: values tied to each other
+        return torch.tensor(spec["values"], dtype=dtype).reshape(shape)
+    if spec.get("unique") and high - low >= count:  # distinct (scatter destinations, a permutation)
+        values = torch.randperm(high - low)[:count] + low
+    else:
+        values = torch.randint(low, high, (count,))
+    if spec.get("sorted"):
+        values = values.sort().values
+    return values.to(dtype).reshape(shape)
 
 
 def get_inputs():

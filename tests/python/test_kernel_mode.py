@@ -341,3 +341,54 @@ def test_an_in_place_wrapper_found_through_the_test_block(tmp_path: Path) -> Non
     code, _, err = kernel_eval("--kernel", str(nothing), "--entry", "axpy_", "--inputs-from-test")
     assert code == 2
     assert "returned None and wrote none of its tensor arguments" in err
+
+
+SCATTER = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scatter_rows_kernel(src_ptr, dest_ptr, out_ptr, width, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    target = tl.load(dest_ptr + row)
+    values = tl.load(src_ptr + row * width + cols, mask=cols < width)
+    tl.store(out_ptr + target * width + cols, values, mask=cols < width)
+
+
+def scatter_rows(src, dest, out):
+    block = triton.next_power_of_2(src.shape[1])
+    scatter_rows_kernel[(src.shape[0],)](src, dest, out, src.shape[1], BLOCK=block)
+
+
+######################################################################
+def test_scatter_rows():
+    rows = 5000
+    src = torch.randn(rows, 3)
+    out = torch.zeros(rows, 3)
+    scatter_rows(src, torch.randperm(rows), out)
+    small = torch.zeros(6, 3)
+    scatter_rows(torch.randn(6, 3), torch.tensor([5, 0, 3, 1, 4, 2]), small)
+    return out
+
+
+result_gold = test_scatter_rows()
+"""
+
+
+def test_captured_integer_structure_is_kept(tmp_path: Path) -> None:
+    """Scatter destinations drawn independently would repeat, and two rows racing for one destination
+    make the gold disagree with itself: a captured index tensor keeps its values when small and its
+    distinctness (and order) when large, so the in-place gold is accepted against itself."""
+    kernel = tmp_path / "scatter.py"
+    kernel.write_text(SCATTER)
+    for case in ("0", "1"):  # the 5000-row permutation, then the 6 destinations kept as captured
+        _, verdict, err = kernel_eval(
+            "--kernel", str(kernel), "--entry", "scatter_rows", "--inputs-from-test", "--test-case", case,
+            "--no-small", "--no-generalisation",
+        )  # fmt: skip
+        assert verdict is not None, err
+        assert verdict["outcome"] == "accepted", verdict["summary"]
+        problem = Path(verdict["problem"]["path"]).read_text()
+        assert ('unique\\":true' in problem) if case == "0" else ('values\\":[5,0,3,1,4,2]' in problem)

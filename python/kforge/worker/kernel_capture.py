@@ -46,6 +46,25 @@ class CaptureError(StagedError):
     """A capture failure with its stage."""
 
 
+MAX_KEPT_INTEGERS = 4096  # integer tensors up to this size are kept as captured (offsets, lengths, indices)
+
+
+def integer_structure(value: torch.Tensor) -> dict[str, Any]:
+    """What fresh draws of an integer tensor must keep: small ones (batch offsets, sequence lengths,
+    index lists) exactly as captured, since their values tie to each other and to other arguments; of
+    larger ones whether the values were distinct (a permutation, scatter destinations: duplicates
+    would race) and sorted (offsets)."""
+    flat = value.detach().reshape(-1).cpu()
+    if flat.numel() <= MAX_KEPT_INTEGERS:
+        return {"values": [int(item) for item in flat.tolist()]}
+    structure: dict[str, Any] = {}
+    if torch.unique(flat).numel() == flat.numel():
+        structure["unique"] = True
+    if bool((flat[1:] >= flat[:-1]).all()):
+        structure["sorted"] = True
+    return structure
+
+
 def describe_argument(index: int, value: Any, written: bool = False) -> dict[str, Any]:
     """One argument as a spec entry (what kforge's generated get_inputs draws from). An argument the
     wrapper writes whose values are not finite (a torch.empty output) is drawn as zeros."""
@@ -65,6 +84,7 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
                     entry.update(low=0.0, high=0.0)
             else:
                 entry.update(low=int(low), high=int(high) + 1)
+                entry.update(integer_structure(value))
         return entry
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
