@@ -31,8 +31,11 @@ CLI::Option* add_trials_option(CLI::App& command, int& trials) {
 }
 
 CLI::Option* add_timeout_option(CLI::App& command, double& seconds) {
-  return command.add_option("--timeout", seconds, "seconds allowed for each call into a worker (kforge's own worker start-up gets at least 120 s; "
-                            "kforge serve derives shorter limits from the reference's time)")
+  return command
+      .add_option(
+          "--timeout", seconds,
+          "seconds allowed for each call into a worker (kforge's own worker start-up gets at least 120 s; "
+          "kforge serve derives shorter limits from the reference's time)")
       ->check(CLI::PositiveNumber)
       ->option_text("SECONDS")
       ->capture_default_str();

@@ -43,7 +43,7 @@ struct EvalOptions {
   std::string samples;  // batch: JSONL file or KernelBench run folder
   BatchOptions batch;
   KernelModeOptions kernel_mode;
-  std::string emit_kernel_files;  // kernel mode: write the problem and candidate here instead of judging
+  std::string emit_kernel_files;    // kernel mode: write the problem and candidate here instead of judging
   nlohmann::json kernel_mode_note;  // kernel mode: the entry and the arguments compared, for the verdict
   TritonBenchOptions tritonbench;
 };

@@ -91,11 +91,13 @@ const std::set<std::string>& known_dtypes() {
 // One entry of the spec's "inputs", checked; `where` names it in errors.
 // An integer tensor's structure (a captured spec's): exact "values", or "unique"/"sorted" draws.
 void check_integer_structure(const nlohmann::json& input, nlohmann::json& checked, const std::string& where) {
-  const bool integer = checked["dtype"] != "bool" && !checked["dtype"].get<std::string>().starts_with("float") &&
+  const bool integer = checked["dtype"] != "bool" &&
+                       !checked["dtype"].get<std::string>().starts_with("float") &&
                        checked["dtype"] != "bfloat16";
   if (const auto values = input.find("values"); values != input.end()) {
-    if (!integer || !values->is_array() ||
-        !std::all_of(values->begin(), values->end(), [](const auto& item) { return item.is_number_integer(); })) {
+    if (!integer || !values->is_array() || !std::all_of(values->begin(), values->end(), [](const auto& item) {
+          return item.is_number_integer();
+        })) {
       throw std::invalid_argument(
           fmt::format("{}: \"values\" is a list of integers, for an integer tensor", where));
     }
@@ -104,7 +106,8 @@ void check_integer_structure(const nlohmann::json& input, nlohmann::json& checke
   for (const char* flag : {"unique", "sorted"}) {
     if (const auto found = input.find(flag); found != input.end()) {
       if (!integer || !found->is_boolean()) {
-        throw std::invalid_argument(fmt::format("{}: \"{}\" is true or false, for an integer tensor", where, flag));
+        throw std::invalid_argument(
+            fmt::format("{}: \"{}\" is true or false, for an integer tensor", where, flag));
       }
       checked[flag] = *found;
     }
@@ -119,9 +122,20 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   }
   if (input.contains("value")) {
     const auto& value = input["value"];
-    if (!value.is_number() && !value.is_boolean() && !value.is_string() && !value.is_null()) {
+    const auto scalar = [](const nlohmann::json& item) {
+      return item.is_number() || item.is_boolean() || item.is_string() || item.is_null();
+    };
+    if (value.is_array() && std::all_of(value.begin(), value.end(), scalar)) {
+      // A tuple (the default) or a list of scalars: a window, strides, a block shape.
+      const std::string sequence = input.value("sequence", std::string("tuple"));
+      if (sequence != "tuple" && sequence != "list") {
+        throw std::invalid_argument(fmt::format("{}: \"sequence\" is \"tuple\" or \"list\"", where));
+      }
+      return {{"value", value}, {"sequence", sequence}};
+    }
+    if (!scalar(value)) {
       throw std::invalid_argument(
-          fmt::format("{}: value must be a number, a boolean, a string or null", where));
+          fmt::format("{}: value must be a number, a boolean, a string, null or a list of those", where));
     }
     return {{"value", value}};
   }
@@ -225,7 +239,8 @@ def _kf_dimension(dimension):
 
 def _kf_input(spec):
     if "value" in spec:
-        return spec["value"]
+        value = spec["value"]
+        return tuple(value) if spec.get("sequence") == "tuple" else value
     shape = [_kf_dimension(dimension) for dimension in spec["shape"]]
     dtype = getattr(torch, spec["dtype"])
     if dtype == torch.bool:

@@ -6,8 +6,8 @@
 
 #include "runner/gpu_gate.hpp"
 #include "runner/worker_process.hpp"
-#include "verify/eval_observer.hpp"
 #include "verify/call_deadlines.hpp"
+#include "verify/eval_observer.hpp"
 #include "verify/eval_settings.hpp"
 #include "verify/input_seeds.hpp"
 #include "verify/problem_session.hpp"

@@ -230,18 +230,17 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   const auto prepare = context.candidate_call_outside_gate(prepare_request);
   stage.details["device_setup_s"] = seconds_since(start);
   context.progress(StageName::compile, "importing the candidate and building ModelNew");
-  const auto load =
-      !prepare.ok
-          ? prepare
-          : context.candidate_call({{"op", "load"},
-                                    {"device", context.verdict.device["device"]},
-                                    {"transfer_dir", context.transfer_dir},
-                                    {"candidate_path", context.candidate_code_path},
-                                    {"seed", context.settings.seed},
-                                    {"init_inputs", init["init_inputs"]},
-                                    {"parameters", init.value("parameters", nlohmann::json::object())},
-                                    {"forward_arity", context.session->load_reply()["input_count"]}},
-                                    context.deadlines.construction());
+  const auto load = !prepare.ok ? prepare
+                                : context.candidate_call(
+                                      {{"op", "load"},
+                                       {"device", context.verdict.device["device"]},
+                                       {"transfer_dir", context.transfer_dir},
+                                       {"candidate_path", context.candidate_code_path},
+                                       {"seed", context.settings.seed},
+                                       {"init_inputs", init["init_inputs"]},
+                                       {"parameters", init.value("parameters", nlohmann::json::object())},
+                                       {"forward_arity", context.session->load_reply()["input_count"]}},
+                                      context.deadlines.construction());
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {

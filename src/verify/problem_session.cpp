@@ -51,7 +51,8 @@ std::string ProblemSession::key_of(const EvalSettings& settings) {
 void ProblemSession::start(const EvalSettings& settings) {
   python_ = runner::find_python_environment(settings.python);
   scratch_.emplace(runner::ScratchSpace::create());
-  // "auto" on a machine without a GPU is the CPU too: the judge then needs the interpreter (a Triton reference)
+  // "auto" on a machine without a GPU is the CPU too: the judge then needs the interpreter (a Triton
+  // reference)
   const bool cpu_requested = runner::resolve_device(settings.device) == "cpu";
   judge_.emplace(runner::WorkerProcess::start(
       settings.problem_trusted

@@ -6,8 +6,8 @@
 #include <chrono>
 
 #include "verify/correctness_stage.hpp"
-#include "verify/input_attributes.hpp"
 #include "verify/generalisation_trial.hpp"
+#include "verify/input_attributes.hpp"
 
 namespace kforge::verify {
 namespace {

@@ -116,7 +116,39 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
       {kernel, "copy", bad, {}, R"({"inputs": [{"shape": [8], "dtype": "float32"}, {"value": "tanh"},
       {"value": null}]})"});
   EXPECT_NE(captured.find(R"({\"value\":\"tanh\"})"), std::string::npos) << captured;
-  EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [1]}]})"}),
+  // A list of scalars is a tuple (or a list); nested containers and objects are refused.
+  const auto window =
+      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [0, 64]}]})"});
+  EXPECT_NE(window.find(R"({\"sequence\":\"tuple\",\"value\":[0,64]})"), std::string::npos) << window;
+  EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [[1]]}]})"}),
+               std::invalid_argument);
+  EXPECT_THROW(
+      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": {"a": 1}}]})"}),
+      std::invalid_argument);
+  EXPECT_THROW(kernel_problem_text(
+                   {kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [1], "sequence": "set"}]})"}),
+               std::invalid_argument);
+  // Integer structure: exact values and the distinct/sorted flags, for integer tensors only.
+  const auto indices = kernel_problem_text(
+      {kernel,
+       "copy",
+       std::nullopt,
+       {},
+       R"({"inputs": [{"shape": [3], "dtype": "int64", "low": 0, "high": 9, "values": [4, 0, 2]},
+                      {"shape": [5000], "dtype": "int32", "low": 0, "high": 5000, "unique": true, "sorted": true}]})"});
+  EXPECT_NE(indices.find(R"(\"values\":[4,0,2])"), std::string::npos) << indices;
+  EXPECT_NE(indices.find(R"(\"unique\":true)"), std::string::npos) << indices;
+  EXPECT_THROW(kernel_problem_text({kernel,
+                                    "copy",
+                                    std::nullopt,
+                                    {},
+                                    R"({"inputs": [{"shape": [2], "dtype": "float32", "values": [1, 2]}]})"}),
+               std::invalid_argument);
+  EXPECT_THROW(kernel_problem_text({kernel,
+                                    "copy",
+                                    std::nullopt,
+                                    {},
+                                    R"({"inputs": [{"shape": [2], "dtype": "int32", "unique": 1}]})"}),
                std::invalid_argument);
 }
 

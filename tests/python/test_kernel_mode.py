@@ -392,3 +392,43 @@ def test_captured_integer_structure_is_kept(tmp_path: Path) -> None:
         assert verdict["outcome"] == "accepted", verdict["summary"]
         problem = Path(verdict["problem"]["path"]).read_text()
         assert ('unique\\":true' in problem) if case == "0" else ('values\\":[5,0,3,1,4,2]' in problem)
+
+
+WINDOWED = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def window_kernel(x_ptr, out_ptr, n, lo, hi, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, tl.where((offs >= lo) & (offs < hi), x, 0.0), mask=offs < n)
+
+
+def windowed(x, window):
+    assert isinstance(window, tuple), "the window is a tuple"
+    out = torch.empty_like(x)
+    window_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), window[0], window[1], BLOCK=64)
+    return out
+
+
+######################################################################
+def test_windowed():
+    return windowed(torch.randn(300), (10, 200))
+
+
+result_gold = test_windowed()
+"""
+
+
+def test_a_tuple_of_numbers_is_captured_as_a_tuple(tmp_path: Path) -> None:
+    kernel = tmp_path / "windowed.py"
+    kernel.write_text(WINDOWED)
+    _, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "windowed", "--inputs-from-test", "--no-small",
+        "--no-generalisation",
+    )  # fmt: skip
+    assert verdict is not None, err
+    assert verdict["outcome"] == "accepted", verdict["summary"]
+    assert 'sequence\\":\\"tuple\\",\\"value\\":[10,200]' in Path(verdict["problem"]["path"]).read_text()

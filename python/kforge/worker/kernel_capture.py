@@ -88,10 +88,14 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
         return entry
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
+    if isinstance(value, (tuple, list)) and all(
+        item is None or isinstance(item, (bool, int, float, str)) for item in value
+    ):  # a window, a stride or a block-shape configuration
+        return {"value": list(value), "sequence": type(value).__name__}
     raise CaptureError(
         "capture",
-        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings and "
-        "None: write a spec (--inputs) or a get_inputs() instead",
+        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings, None "
+        "and tuples or lists of those: write a spec (--inputs) or a get_inputs() instead",
     )
 
 
