@@ -52,7 +52,8 @@ def test_every_option_of_every_command_means_what_the_table_says(command: str) -
         assert name in TABLE["options"], f"kforge {command}: {name} is not in docs/cli-options.json"
         entry = TABLE["options"][name]
         assert short == entry.get("short"), f"kforge {command}: {name} has short name {short}"
-        assert labelled(value, entry["value"]), f"kforge {command}: {name} shows {value}, not {entry['value']}"
+        shown = f"kforge {command}: {name} shows {value}, not {entry['value']}"
+        assert labelled(value, entry["value"]), shown
     for name, value in positionals.items():
         assert labelled(value, TABLE["positionals"][name]["value"]), f"kforge {command}: positional {name}"
     for old in (item["old"] for item in TABLE["deprecated"] if item["command"] == command):

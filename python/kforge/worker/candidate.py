@@ -14,13 +14,13 @@ from typing import Any
 import torch
 
 from kforge.worker import correctness, protocol, values
+from kforge.worker.device_memory import DeviceMemoryCap
 from kforge.worker.dispatch_guard import (
     clear_foreign_modes,
     kforge_owned,
     mode_stack_problems,
     tensor_type_problem,
 )
-from kforge.worker.device_memory import DeviceMemoryCap
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import match_and_apply
 from kforge.worker.protocol import WorkerError

@@ -144,6 +144,8 @@ def _with_variation(report: dict[str, Any], out: torch.Tensor, ref: torch.Tensor
         report["passed"] = False
         report["check"] = "output-variation"
     return report
+
+
 def _rng_state(device: torch.device) -> tuple[torch.Tensor, list[torch.Tensor]]:
     return torch.get_rng_state(), torch.cuda.get_rng_state_all() if device.type == "cuda" else []
 
@@ -333,6 +335,7 @@ class Judge:
             "defaults": [values.encode(entry.default, exporter.export) for entry in entries],
             "perturbed": [values.encode(entry.perturbed, exporter.export) for entry in entries],
         }
+
     def _reference_call_seconds(self, sample_inputs: list[Any]) -> float:
         """One warm forward of the reference: the basis of each candidate call's time limit
         (src/verify/call_deadlines). The first call pays for lazy set-up (cuBLAS handles, thread pools);
@@ -763,9 +766,7 @@ class Judge:
         call (`rows`, the set of each in `order`); and that no timing input or value set was modified."""
         trial = self._trial(request)
         sets = trial.value_sets or [
-            Reference(
-                trial.reference_inputs, trial.reference, trial.reference_container, [], trial.undefined
-            )
+            Reference(trial.reference_inputs, trial.reference, trial.reference_container, [], trial.undefined)
         ]
         importer = self._importer(request)
         try:
