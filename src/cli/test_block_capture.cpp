@@ -77,7 +77,8 @@ problem::ObservedCall probe_wrapper_writes(const fs::path& problem, const std::s
     arguments.emplace_back("--small");
   }
   for (const auto& [name, value] : sizes) {
-    arguments.insert(arguments.end(), {"--size", name + "=" + value});
+    arguments.emplace_back("--size");
+    arguments.push_back(fmt::format("{}={}", name, value));
   }
   const auto run = runner::run_program(
       runner::make_program_launch("kernel_capture", environment, scratch.directory(), {}, arguments), result,

@@ -99,7 +99,7 @@ void check_integer_structure(const nlohmann::json& input, nlohmann::json& checke
           return item.is_number_integer();
         })) {
       throw std::invalid_argument(
-          fmt::format("{}: \"values\" is a list of integers, for an integer tensor", where));
+          fmt::format(R"({}: "values" is a list of integers, for an integer tensor)", where));
     }
     checked["values"] = *values;
   }
@@ -107,7 +107,7 @@ void check_integer_structure(const nlohmann::json& input, nlohmann::json& checke
     if (const auto found = input.find(flag); found != input.end()) {
       if (!integer || !found->is_boolean()) {
         throw std::invalid_argument(
-            fmt::format("{}: \"{}\" is true or false, for an integer tensor", where, flag));
+            fmt::format(R"({}: "{}" is true or false, for an integer tensor)", where, flag));
       }
       checked[flag] = *found;
     }
@@ -129,7 +129,7 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
       // A tuple (the default) or a list of scalars: a window, strides, a block shape.
       const std::string sequence = input.value("sequence", std::string("tuple"));
       if (sequence != "tuple" && sequence != "list") {
-        throw std::invalid_argument(fmt::format("{}: \"sequence\" is \"tuple\" or \"list\"", where));
+        throw std::invalid_argument(fmt::format(R"({}: "sequence" is "tuple" or "list")", where));
       }
       return {{"value", value}, {"sequence", sequence}};
     }

@@ -18,8 +18,10 @@ constexpr auto kKernelBuiltins = std::to_array<std::string_view>(
      "getattr", "hasattr", "print", "min",    "max",   "abs",  "enumerate", "zip",
      "str",     "repr",    "type",  "divmod", "round", "slice"});
 
-// Modules a kernel body may call into: Triton itself and scalar math on constexprs.
-constexpr auto kKernelModules = std::to_array<std::string_view>({"triton", "math"});
+// Modules a kernel body may call into: Triton itself, scalar math on constexprs, and Inductor's library
+// of @triton.jit helpers (welford_reduce, its libdevice re-exports) that generated kernels call.
+constexpr auto kKernelModules =
+    std::to_array<std::string_view>({"triton", "math", "torch._inductor.runtime.triton_helpers"});
 
 // Attributes that reach the interpreter's host arrays or convert a value to Python data.
 constexpr auto kHostAttributes =

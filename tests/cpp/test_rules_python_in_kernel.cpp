@@ -54,6 +54,10 @@ TEST(PythonInKernelRule, HonestKernelBodiesPass) {
       check(kernel_with("v = v.to(tl.float32) + min(BLOCK, 8) + math.log2(BLOCK)", "import math")).empty());
   EXPECT_TRUE(
       check(kernel_with("v = tl.where(offs < n, v, 0.0)\n    v = [v * 2 for _ in range(1)][0]")).empty());
+  // Inductor-generated kernels call its @triton.jit helper library.
+  EXPECT_TRUE(check(kernel_with("m, s, w = triton_helpers.welford_reduce(v, v, v, v, True)",
+                                "from torch._inductor.runtime import triton_helpers"))
+                  .empty());
 }
 
 TEST(PythonInKernelRule, PlainPythonHelpersAndLambdas) {
