@@ -24,6 +24,8 @@
 namespace kforge::verify {
 namespace {
 
+constexpr std::size_t kWarmUpCalls = 10;
+
 using Clock = std::chrono::steady_clock;
 constexpr int kTimingTrial = 1'000'000;  // trial id of the timing inputs, apart from correctness trials
 constexpr auto kLeaseWaitLimit = std::chrono::minutes(30);
@@ -193,7 +195,9 @@ class AlternatingTimer {
       request["value_sets"] = *value_sets;
     }
     const auto start = Clock::now();
-    auto call = context_.candidate_call(request, context_.deadlines.candidate(count + warmup + 1));
+    // A warm-up runs at least kWarmUpCalls more forwards (WarmUpPolicy.min_calls in the worker).
+    const std::size_t forwards = count + (warmup ? kWarmUpCalls : 0) + 1;
+    auto call = context_.candidate_call(request, context_.deadlines.candidate(forwards));
     const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!call.ok) {
       context_.fail_stage(StageName::performance, "timing the candidate failed: " + call.message, call);
