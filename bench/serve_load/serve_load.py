@@ -996,8 +996,11 @@ class LoadPlanner:
             )
         if case == "too-many-completions":
             return self._post(index, case, "/v1/evaluate", self._many, 413, "too-many-completions")
-        if case == "completion-too-large":
-            return self._post(index, case, "/v1/evaluate", self._huge_completion, 413, "completion-too-large")
+        if case == "completion-too-large":  # the policy's answer: rejected at extract, not an HTTP error
+            planned = self._post(index, case, "/v1/evaluate", self._huge_completion, 200, "")
+            planned.expect_code = None
+            planned.check, planned.completions, planned.variants = "static-job", 1, [case]
+            return planned
         if case == "deep-json":  # 200,000 nested lists where a list of strings belongs
             return self._post(index, case, "/v1/evaluate", self._deep, 400, "bad-request")
         raise ValueError(f"unknown case {case}")
