@@ -349,17 +349,18 @@ import triton.language as tl
 
 
 @triton.jit
-def scatter_rows_kernel(src_ptr, dest_ptr, out_ptr, width, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    target = tl.load(dest_ptr + row)
-    values = tl.load(src_ptr + row * width + cols, mask=cols < width)
-    tl.store(out_ptr + target * width + cols, values, mask=cols < width)
+def scatter_rows_kernel(src_ptr, dest_ptr, out_ptr, rows, WIDTH: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < rows
+    target = tl.load(dest_ptr + offs, mask=mask, other=0)
+    for column in tl.static_range(WIDTH):
+        values = tl.load(src_ptr + offs * WIDTH + column, mask=mask)
+        tl.store(out_ptr + target * WIDTH + column, values, mask=mask)
 
 
 def scatter_rows(src, dest, out):
-    block = triton.next_power_of_2(src.shape[1])
-    scatter_rows_kernel[(src.shape[0],)](src, dest, out, src.shape[1], BLOCK=block)
+    rows = src.shape[0]
+    scatter_rows_kernel[(triton.cdiv(rows, 1024),)](src, dest, out, rows, WIDTH=src.shape[1], BLOCK=1024)
 
 
 ######################################################################
