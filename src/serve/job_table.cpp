@@ -138,7 +138,9 @@ void JobTable::run_waiters() {
     if (waiters_.empty()) {
       waiters_changed_.wait(lock);
     } else {
-      waiters_changed_.wait_until(lock, waiters_.begin()->first);
+      // A copy: wait_until reads the deadline again after waking, and the waiter may be gone by then.
+      const auto next_deadline = waiters_.begin()->first;
+      waiters_changed_.wait_until(lock, next_deadline);
     }
   }
 }
