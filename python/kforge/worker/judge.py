@@ -555,7 +555,7 @@ class Judge:
             checks.append("output-type")
         reports: list[dict[str, Any]] = []
         for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
-            undefined = trial.undefined[index] if index < len(trial.undefined) else None
+            undefined = _undefined_at(trial.undefined, index)
             report = self._compare_one(index, encoded, ref, importer, request, undefined)
             reports.append(report)
             if not report["passed"]:
@@ -843,7 +843,7 @@ class Judge:
                 expected.dtype, request.get("atol"), request.get("rtol")
             )
             ignored = sampled_undefined(
-                [_undefined_of(sets[index], output) for index in order], positions, rows.shape
+                [_undefined_at(sets[index].undefined, output) for index in order], positions, rows.shape
             )
             wrong = first_wrong_row(rows, expected, tolerance, ignored)
             if wrong is not None:
@@ -854,9 +854,9 @@ class Judge:
         return failures
 
 
-def _undefined_of(reference: Reference, output: int) -> torch.Tensor | None:
-    """The elements of `output` that `reference` leaves unwritten (None: all written)."""
-    return reference.undefined[output] if output < len(reference.undefined) else None
+def _undefined_at(undefined: list[torch.Tensor | None], output: int) -> torch.Tensor | None:
+    """The elements of `output` its reference leaves unwritten (None: all written, or not known)."""
+    return undefined[output] if output < len(undefined) else None
 
 
 def _value_set_mismatch(first: list[Any], other: list[Any]) -> str | None:
