@@ -68,8 +68,11 @@ std::shared_ptr<CandidateZygote> ProgramRunner::zygote(Slot& slot, bool trusted)
   ++slot.starts;
   const bool cpu = device_ == "cpu";
   try {
-    slot.zygote =
-        trusted ? CandidateZygote::start_trusted(python_, cpu) : CandidateZygote::start(python_, cpu, 300.0);
+    // Forked by the lasting thread: the thread asking may exit while the others still fork from it.
+    slot.zygote = starter_.run([&] {
+      return trusted ? CandidateZygote::start_trusted(python_, cpu)
+                     : CandidateZygote::start(python_, cpu, 300.0);
+    });
   } catch (const std::exception&) {
     slot.zygote.reset();  // programs start fresh; a real sandbox problem shows in their own runs
     slot.starts = kZygoteStarts;

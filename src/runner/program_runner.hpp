@@ -8,6 +8,7 @@
 
 #include "runner/candidate_sandbox.hpp"
 #include "runner/candidate_zygote.hpp"
+#include "runner/lasting_thread.hpp"
 #include "runner/program_run.hpp"
 #include "runner/python_environment.hpp"
 #include "runner/scratch_space.hpp"
@@ -73,6 +74,7 @@ class ProgramRunner {
   mutable std::mutex counts_mutex_;
   std::size_t forked_ = 0;
   std::size_t fresh_ = 0;
+  LastingThread starter_;  // starts the zygotes; last, so it is joined before the slots go
 };
 
 }  // namespace kforge::runner

@@ -1,12 +1,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "runner/lasting_thread.hpp"
 #include "runner/worker_process.hpp"
 
 namespace kforge::runner {
@@ -45,6 +49,29 @@ TEST(WorkerProcess, AnswersRequestsInOrder) {
     ASSERT_TRUE(std::holds_alternative<nlohmann::json>(reply));
     EXPECT_EQ(std::get<nlohmann::json>(reply)["n"], 1);
   }
+}
+
+// What LastingThread is for: a worker dies with the thread that started it (its parent-death signal), so a
+// worker shared by several threads is started on a thread that outlives them.
+TEST(WorkerProcess, AWorkerDiesWithItsStartingThreadUnlessALastingThreadStartedIt) {
+  const auto started_on = [](const auto& start) {
+    std::optional<WorkerProcess> worker;
+    std::thread([&] { worker.emplace(start()); }).join();  // the asking thread is gone now
+    std::this_thread::sleep_for(300ms);
+    siginfo_t info{};  // dead (a zombie) or alive, without reaping it: the worker's stop() does that
+    waitid(P_PID, static_cast<id_t>(worker->pid()), &info, WEXITED | WNOHANG | WNOWAIT);
+    return info.si_pid == 0;
+  };
+  const auto start = [] { return WorkerProcess::start(shell_worker("read -r line <&3; sleep 60")); };
+  EXPECT_FALSE(started_on(start)) << "the parent-death signal no longer follows the starting thread";
+  LastingThread lasting;
+  EXPECT_TRUE(started_on([&] { return lasting.run(start); }));
+}
+
+TEST(WorkerProcess, ALastingThreadHandsBackWhatTheWorkThrew) {
+  LastingThread lasting;
+  EXPECT_THROW(lasting.run([]() -> int { throw std::runtime_error("cannot start"); }), std::runtime_error);
+  EXPECT_EQ(lasting.run([] { return 7; }), 7);
 }
 
 TEST(WorkerProcess, TimeoutKillsAndReapsTheWholeGroup) {
