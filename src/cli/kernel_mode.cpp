@@ -7,6 +7,8 @@
 
 #include "cli/test_block_capture.hpp"
 #include "problem/kernel_problem.hpp"
+#include "runner/environment_probe.hpp"
+#include "verify/interpreter_sizes.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "store/content_hash.hpp"
@@ -109,8 +111,12 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
     return made;
   }
   if (!observed) {  // one call on the problem's own inputs, as the judge will make them
-    observed = probe_wrapper_writes(made.problem, options.entry, settings.small, settings.sizes,
-                                    settings.seed, settings.python, settings.timeout_s);
+    // At the sizes the evaluation will use: on a machine without a GPU, the problem's small ones.
+    auto sized = settings;
+    sized.problem_path = made.problem;
+    verify::choose_interpreter_sizes(sized, runner::resolve_device(settings.device));
+    observed = probe_wrapper_writes(made.problem, options.entry, sized.small, settings.sizes, settings.seed,
+                                    settings.python, settings.timeout_s);
     where = "a call on the problem's inputs";
   }
   reference.writes = problem::inferred_writes(*observed, options.entry, where);
