@@ -47,6 +47,17 @@ void pin_to_device(WorkerLaunch& launch, const std::string& device) {
       physical_gpu(colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1))));
 }
 
+ProgramRun run_attached(WorkerProcess process, const std::filesystem::path& result, double timeout_s,
+                        ProgramPause* pause) {
+  if (pause == nullptr) {
+    return run_program(std::move(process), result, timeout_s);
+  }
+  pause->attach(process.pid());
+  auto run = run_program(std::move(process), result, timeout_s);
+  pause->detach();
+  return run;
+}
+
 }  // namespace
 
 ProgramRunner::ProgramRunner(PythonEnvironment python, std::string device, bool warm)
@@ -81,7 +92,7 @@ std::shared_ptr<CandidateZygote> ProgramRunner::zygote(Slot& slot, bool trusted)
 }
 
 ProgramRun ProgramRunner::run(WorkerLaunch launch, const std::shared_ptr<CandidateZygote>& warm,
-                              const std::filesystem::path& result, double timeout_s) {
+                              const std::filesystem::path& result, double timeout_s, ProgramPause* pause) {
   pin_to_device(launch, device_);
   if (warm && !warm->lost()) {
     try {
@@ -90,7 +101,7 @@ ProgramRun ProgramRunner::run(WorkerLaunch launch, const std::shared_ptr<Candida
         const std::lock_guard lock(counts_mutex_);
         ++forked_;
       }
-      return run_program(std::move(process), result, timeout_s);
+      return run_attached(std::move(process), result, timeout_s, pause);
     } catch (const std::invalid_argument&) {
       throw;                               // kforge's own mistake: a launch that does not fit the zygote
     } catch (const std::runtime_error&) {  // the zygote was lost: this program starts fresh
@@ -100,14 +111,15 @@ ProgramRun ProgramRunner::run(WorkerLaunch launch, const std::shared_ptr<Candida
     const std::lock_guard lock(counts_mutex_);
     ++fresh_;
   }
-  return run_program(launch, result, timeout_s);
+  return run_attached(WorkerProcess::start(launch), result, timeout_s, pause);
 }
 
 ProgramRun ProgramRunner::run_trusted(const std::string& module, const std::filesystem::path& folder,
                                       const std::vector<std::string>& arguments,
-                                      const std::filesystem::path& result, double timeout_s) {
+                                      const std::filesystem::path& result, double timeout_s,
+                                      ProgramPause* pause) {
   return run(make_program_launch(module, python_, folder, {}, arguments), zygote(trusted_, true), result,
-             timeout_s);
+             timeout_s, pause);
 }
 
 UntrustedScratch ProgramRunner::untrusted_scratch() {
@@ -121,14 +133,15 @@ UntrustedScratch ProgramRunner::untrusted_scratch() {
 ProgramRun ProgramRunner::run_untrusted(const std::string& module, const UntrustedScratch& scratch,
                                         const std::vector<std::string>& arguments,
                                         const CandidateSandboxContext& context,
-                                        const std::filesystem::path& result, double timeout_s) {
+                                        const std::filesystem::path& result, double timeout_s,
+                                        ProgramPause* pause) {
   auto guarded = context;
   if (scratch.zygote) {
     guarded.protected_pids.push_back(scratch.zygote->pid());  // the program may not signal its zygote
   }
   auto launch = make_sandboxed_program_launch(module, python_, scratch.scratch.directory(), device_ == "cpu",
                                               arguments, guarded);
-  return run(std::move(launch), scratch.zygote, result, timeout_s);
+  return run(std::move(launch), scratch.zygote, result, timeout_s, pause);
 }
 
 std::size_t ProgramRunner::forked() const {

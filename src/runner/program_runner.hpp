@@ -9,6 +9,7 @@
 #include "runner/candidate_sandbox.hpp"
 #include "runner/candidate_zygote.hpp"
 #include "runner/lasting_thread.hpp"
+#include "runner/program_pause.hpp"
 #include "runner/program_run.hpp"
 #include "runner/python_environment.hpp"
 #include "runner/scratch_space.hpp"
@@ -41,16 +42,18 @@ class ProgramRunner {
 
   // `python -m kforge.worker.MODULE ARGUMENTS` outside the sandbox, in `folder` (its private folder is
   // folder/MODULE); `result` is the file the module answers in.
+  // `pause` (optional) is attached to the program's process group while it runs.
   ProgramRun run_trusted(const std::string& module, const std::filesystem::path& folder,
                          const std::vector<std::string>& arguments, const std::filesystem::path& result,
-                         double timeout_s);
+                         double timeout_s, ProgramPause* pause = nullptr);
   // A scratch space for an untrusted program: inside the sandboxed zygote's folders when it runs.
   UntrustedScratch untrusted_scratch();
   // The module in the candidate's sandbox (make_sandboxed_program_launch) in `scratch`, forked from the
   // zygote the scratch space belongs to (started fresh when it has none or it is lost).
   ProgramRun run_untrusted(const std::string& module, const UntrustedScratch& scratch,
                            const std::vector<std::string>& arguments, const CandidateSandboxContext& context,
-                           const std::filesystem::path& result, double timeout_s);
+                           const std::filesystem::path& result, double timeout_s,
+                           ProgramPause* pause = nullptr);
 
   // How many programs were forked and how many started fresh (for the run's phase report).
   std::size_t forked() const;
@@ -64,7 +67,7 @@ class ProgramRunner {
   };
   std::shared_ptr<CandidateZygote> zygote(Slot& slot, bool trusted);
   ProgramRun run(WorkerLaunch launch, const std::shared_ptr<CandidateZygote>& warm,
-                 const std::filesystem::path& result, double timeout_s);
+                 const std::filesystem::path& result, double timeout_s, ProgramPause* pause);
 
   PythonEnvironment python_;
   std::string device_;

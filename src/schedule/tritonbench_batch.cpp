@@ -171,9 +171,9 @@ class TritonBenchBatch {
     fs::create_directories(module_folder);
     auto arguments = run_arguments(fs::absolute(item.gold_file), module_folder);
     arguments.emplace_back("--capture");
-    const auto result = run_holding_gate(runner, [&] {
+    const auto result = run_holding_gate(runner, [&](runner::ProgramPause* pause) {
       return runner.run_trusted("tritonbench_run", folder, arguments, module_folder / "result.json",
-                                settings_.base.timeout_s);
+                                settings_.base.timeout_s, pause);
     });
     GoldPass gold;
     gold.ok = result.answer && result.answer->value("ok", false);
@@ -247,9 +247,9 @@ class TritonBenchBatch {
     }
     const runner::CandidateSandboxContext context{
         {}, settings_.base.timeout_s, {item.gold_file, settings_.checkout}, {}};
-    const auto result = run_holding_gate(runner, [&] {
+    const auto result = run_holding_gate(runner, [&](runner::ProgramPause* pause) {
       return runner.run_untrusted("tritonbench_run", scratch, arguments, context,
-                                  module_folder / "result.json", settings_.base.timeout_s);
+                                  module_folder / "result.json", settings_.base.timeout_s, pause);
     });
     row.seconds["call"] = seconds_since(start);
     row.call = result.answer && result.answer->value("ok", false) && result.ended.exit_code == 0;
@@ -308,11 +308,13 @@ class TritonBenchBatch {
     return job;
   }
 
-  // A program on a GPU holds the engine's gate shared: it never runs while the engine times.
+  // A program on a GPU holds the engine's gate shared: it never runs while the engine times (it is
+  // stopped then, not waited for: a test block may take minutes).
   template <typename Run>
   runner::ProgramRun run_holding_gate(runner::ProgramRunner& runner, const Run& run) {
-    const runner::GpuGate::SharedUse use(engine_->gate(runner.device()));
-    return run();
+    runner::ProgramPause pause;
+    const runner::GpuGate::SharedUse use(engine_->gate(runner.device()), &pause);
+    return run(&pause);
   }
 
   const std::vector<problem::TritonBenchItem>& items_;

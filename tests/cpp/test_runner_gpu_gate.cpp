@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -9,11 +10,56 @@
 #include <vector>
 
 #include "runner/gpu_gate.hpp"
+#include "runner/program_pause.hpp"
+#include "runner/worker_process.hpp"
 
 namespace kforge::runner {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A pausable shared user (a whole program) is stopped when timing's window runs out, not waited for,
+// and continued once timing is done; a plain shared user is still waited for.
+TEST(GpuGate, TimingStopsAPausableProgramInsteadOfWaitingForIt) {
+  GpuGate gate(20ms);
+  WorkerLaunch launch;
+  launch.executable = "/bin/sh";
+  launch.arguments = {"-c", "while :; do sleep 0.01; done"};  // a test block that never ends
+  launch.working_directory = "/tmp";
+  auto program = WorkerProcess::start(launch);
+  ProgramPause pause;
+  pause.attach(program.pid());
+  const auto stopped = [&](bool expected) {  // the run state in /proc ('T' while stopped), once settled
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      std::ifstream stat("/proc/" + std::to_string(program.pid()) + "/stat");
+      std::string pid;
+      std::string name;
+      char run_state = '?';
+      stat >> pid >> name >> run_state;
+      if ((run_state == 'T') == expected) {
+        return expected;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    return !expected;
+  };
+  {
+    const GpuGate::SharedUse held(&gate, &pause);
+    const auto start = std::chrono::steady_clock::now();
+    {
+      const GpuGate::ExclusiveUse timing(&gate);
+      EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "timing waited for the program";
+      EXPECT_EQ(pause.pauses(), 1);
+      EXPECT_TRUE(stopped(true));
+      EXPECT_EQ(gate.shared_users(), 0U);
+    }
+    EXPECT_FALSE(stopped(false)) << "continued once timing was done";
+    EXPECT_EQ(gate.shared_users(), 1U);
+  }
+  EXPECT_EQ(gate.shared_users(), 0U);
+  pause.detach();
+  program.stop();
+}
 
 TEST(GpuGate, ExclusiveUseWaitsForSharedUsersAndBlocksNewOnes) {
   GpuGate gate(5ms);
