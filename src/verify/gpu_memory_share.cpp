@@ -12,6 +12,7 @@ constexpr std::uint64_t kFootprintCopies = 8;
 constexpr std::uint64_t kBaseBytes = 2 * kGiB;
 constexpr std::uint64_t kContextBytes = kGiB;
 constexpr std::uint64_t kTransferCopies = 2;
+constexpr std::uint64_t kReferenceWorkingCopies = 2;
 
 std::uint64_t field(const nlohmann::json& load, const char* name) {
   if (!load.is_object()) {
@@ -24,7 +25,8 @@ std::uint64_t field(const nlohmann::json& load, const char* name) {
 }  // namespace
 
 ProblemFootprint ProblemFootprint::from_load_reply(const nlohmann::json& load) {
-  return {field(load, "input_bytes"), field(load, "output_bytes"), field(load, "parameter_bytes")};
+  return {field(load, "input_bytes"), field(load, "output_bytes"), field(load, "parameter_bytes"),
+          field(load, "reference_working_bytes")};
 }
 
 std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint,
@@ -32,7 +34,8 @@ std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint,
   if (const auto configured = runner::gpu_memory_limit_from_environment()) {
     return *configured;
   }
-  const std::uint64_t share = kBaseBytes + kFootprintCopies * footprint.total();
+  const std::uint64_t share = kBaseBytes + kFootprintCopies * footprint.total() +
+                              kReferenceWorkingCopies * footprint.reference_working_bytes;
   return device_total_bytes > 0 ? std::min(share, device_total_bytes) : share;
 }
 

@@ -10,7 +10,8 @@ namespace kforge::verify {
 struct ProblemFootprint {
   std::uint64_t input_bytes = 0;
   std::uint64_t output_bytes = 0;
-  std::uint64_t parameter_bytes = 0;  // the model's parameters and buffers
+  std::uint64_t parameter_bytes = 0;          // the model's parameters and buffers
+  std::uint64_t reference_working_bytes = 0;  // the reference forward's peak allocation above its inputs
 
   std::uint64_t total() const { return input_bytes + output_bytes + parameter_bytes; }
   // From the judge's load reply (missing fields count as 0).
@@ -19,7 +20,9 @@ struct ProblemFootprint {
 
 // The GPU memory one candidate may hold (its torch allocator's reserved memory): eight times the
 // problem's footprint (room for workspaces such as an im2col buffer, nine times a 3x3 convolution's
-// input) plus 2 GiB, at most the device's memory. KFORGE_CANDIDATE_GPU_MEMORY_GIB overrides it.
+// input), twice what the reference forward itself allocated at its peak (a candidate may use the same
+// library call: cuDNN's workspace counts; twice for the caching allocator's rounding), plus 2 GiB, at most
+// the device's memory. KFORGE_CANDIDATE_GPU_MEMORY_GIB overrides it.
 std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std::uint64_t device_total_bytes);
 
 // What a batch reserves for one evaluation on a GPU (runner::GpuMemoryBudget): the candidate's share,
