@@ -43,12 +43,14 @@ ProbeResult probe(EvalContext& context, nlohmann::json request) {
   return result;
 }
 
-// Indices of outputs that the judge found correct.
+// Indices of the computed outputs that the judge found correct: not plain values (no elements), not an
+// input the wrapper returns as it got it (as the reference does).
 std::vector<int> correct_outputs(const CallResult& check) {
   std::vector<int> correct;
   int index = 0;
   for (const auto& output : check.body.value("outputs", nlohmann::json::array())) {
-    if (output.value("passed", false) && output.value("total_elements", 0L) > 0) {
+    if (output.value("passed", false) && output.value("total_elements", 0L) > 0 &&
+        !output.contains("aliases_input")) {
       correct.push_back(index);
     }
     ++index;

@@ -433,3 +433,61 @@ def test_a_tuple_of_numbers_is_captured_as_a_tuple(tmp_path: Path) -> None:
     assert verdict is not None, err
     assert verdict["outcome"] == "accepted", verdict["summary"]
     assert 'sequence\\":\\"tuple\\",\\"value\\":[10,200]' in Path(verdict["problem"]["path"]).read_text()
+
+
+NESTED_RESULT = """import torch
+import triton
+import triton.language as tl
+
+N = 3000
+KFORGE_SMALL = {"N": 300}
+
+
+@triton.jit
+def gated_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    tl.store(c_ptr + offsets, tl.maximum(a, 0.0) * tl.load(b_ptr + offsets, mask=mask), mask=mask)
+
+
+def gated(a, b):
+    # Real wrappers return their own arguments beside the result, nest tuples and add plain numbers.
+    c = torch.empty_like(a)
+    gated_kernel[(triton.cdiv(a.numel(), 256),)](a, b, c, a.numel(), BLOCK=256)
+    return a, (c, a.numel()), None
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N)]
+"""
+
+
+def test_a_wrapper_returning_its_argument_a_nested_tuple_and_a_count(tmp_path: Path) -> None:
+    kernel = tmp_path / "gated.py"
+    kernel.write_text(NESTED_RESULT)
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "gated")
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted", verdict
+    trial = next(stage for stage in verdict["stages"] if stage["name"] == "correctness")["details"]["trials"][
+        0
+    ]
+    assert [output["passed"] for output in trial["outputs"]] == [True, True, True, True]
+    # The reference returns input 0 itself, so may the candidate; a view of the other input it may not.
+    other_view = tmp_path / "other_view.py"
+    other_view.write_text(
+        NESTED_RESULT.replace("return a, (c, a.numel()), None", "return b, (c, a.numel()), None")
+    )
+    code, verdict, _ = kernel_eval(
+        "--kernel", str(kernel), "--entry", "gated", "--candidate", str(other_view)
+    )
+    assert code == 1 and verdict is not None
+    assert "output 0 is a view of input 1, expected a tensor of its own" in verdict["summary"]
+    # The plain values are compared too.
+    wrong_count = tmp_path / "wrong_count.py"
+    wrong_count.write_text(NESTED_RESULT.replace("(c, a.numel())", "(c, a.numel() + 1)"))
+    code, verdict, _ = kernel_eval(
+        "--kernel", str(kernel), "--entry", "gated", "--candidate", str(wrong_count)
+    )
+    assert code == 1 and verdict is not None
+    assert "output 2 is 301, expected 300" in verdict["summary"], verdict["summary"]

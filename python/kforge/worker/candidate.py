@@ -73,29 +73,12 @@ def preload_poisoning_imports() -> None:
     )
 
 
-def _overlaps_itself(tensor: torch.Tensor) -> bool:
-    return any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
-
-
-def _storage_span(tensor: torch.Tensor) -> tuple[int, int]:
-    start = tensor.untyped_storage().data_ptr()
-    return start, start + tensor.untyped_storage().nbytes()
-
-
-def _output_problem(item: torch.Tensor, inputs: list[Any]) -> str | None:
-    """Why a returned tensor is not a plain, dense, freshly computed output (None if it is)."""
+def _output_problem(item: torch.Tensor) -> str | None:
+    """Why a returned tensor is not a plain, dense output (None if it is)."""
     if item.layout != torch.strided:
         return f"a {item.layout} tensor, expected a dense (strided) tensor"
-    if item.numel() > 1 and _overlaps_itself(item):
+    if item.numel() > 1 and correctness.overlaps_itself(item):
         return "a tensor whose elements share memory (a stride-0 expand), expected one value per element"
-    if item.numel() == 0:
-        return None
-    low, high = _storage_span(item)
-    for index, value in enumerate(inputs):
-        if isinstance(value, torch.Tensor) and value.numel() > 0 and value.device == item.device:
-            other_low, other_high = _storage_span(value)
-            if low < other_high and other_low < high:
-                return f"a view of input {index}, expected a tensor of its own"
     return None
 
 
@@ -344,12 +327,18 @@ class CandidateWorker:
 
     def _export_output(self, item: Any, inputs: list[Any]) -> dict[str, Any]:
         assert self.state.exporter is not None
+        if item is None or type(item) in (bool, int, float, str):  # a wrapper's count, flag or name
+            return {"t": "value", "value": item if type(item) is not float else repr(item)}
         if type(item) is not torch.Tensor:
             return {"t": "other", "type": values.describe(item)}
-        problem = _output_problem(item, inputs)
+        problem = _output_problem(item)
         if problem is not None:
             return {"t": "invalid", "reason": problem}
-        return {"t": "tensor", "device": str(item.device), **self.state.exporter.export(item)}
+        exported = {"t": "tensor", "device": str(item.device), **self.state.exporter.export(item)}
+        aliased = correctness.aliased_input(item, inputs)
+        if aliased is not None:  # allowed where the reference's output is that input too: the judge decides
+            exported["aliases_input"] = aliased
+        return exported
 
     def _release_outputs(self) -> None:
         if self.state.exporter is not None:
@@ -396,7 +385,7 @@ class CandidateWorker:
                 [values.decode(item, importer.open) for item in encoded] for encoded in encoded_sets
             ]
         state.timed_log = TimedOutputLog(
-            output_problem=lambda item: _output_problem(item, state.timing_inputs or [])
+            output_problem=_output_problem  # a view of an input: the trials decided; the values tell here
         )
 
     def _timer(self) -> SampleTimer:

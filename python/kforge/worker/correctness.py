@@ -51,10 +51,30 @@ def resolve_tolerance(dtype: torch.dtype, atol: float | None, rtol: float | None
 
 
 def flatten_outputs(value: Any) -> list[Any]:
-    """A forward returns a tensor or a tuple/list of them; compare element by element."""
+    """A forward returns a tensor or a tuple/list of them, possibly nested (`(o, (h, c))`, as real wrappers
+    return): the leaves in depth-first order, compared element by element."""
     if isinstance(value, (tuple, list)):
-        return list(value)
+        return [leaf for item in value for leaf in flatten_outputs(item)]
     return [value]
+
+
+def overlaps_itself(tensor: torch.Tensor) -> bool:
+    """A stride-0 expand: several elements share one memory location."""
+    return any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
+
+
+def aliased_input(output: torch.Tensor, inputs: list[Any]) -> int | None:
+    """The index of the first tensor input whose storage the output shares (a view of it), or None."""
+    if output.numel() == 0:
+        return None
+    low = output.untyped_storage().data_ptr()
+    high = low + output.untyped_storage().nbytes()
+    for index, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and value.numel() > 0 and value.device == output.device:
+            other_low = value.untyped_storage().data_ptr()
+            if low < other_low + value.untyped_storage().nbytes() and other_low < high:
+                return index
+    return None
 
 
 def _nonfinite_mismatch(out: torch.Tensor, ref: torch.Tensor) -> int:

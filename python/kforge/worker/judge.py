@@ -5,6 +5,7 @@ computes reference outputs, and compares what the candidate hands back. Run by t
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class Trial:
     value_shared: list[list[torch.Tensor]] = field(default_factory=list)  # each set's buffers, shared
     pacing: dict[str, Pacing] = field(default_factory=dict)  # per baseline: the reference's host pace
     undefined: list[torch.Tensor | None] = field(default_factory=list)  # per output: left unwritten
+    aliases: list[int | None] = field(default_factory=list)  # per output: the input the reference returned
 
 
 @dataclass
@@ -68,6 +70,7 @@ class Reference:
     container: str | None
     float_dtypes: list[str]
     undefined: list[torch.Tensor | None]  # per output: the elements the reference leaves unwritten
+    aliases: list[int | None] = field(default_factory=list)  # per output: the input it is a view of
 
 
 @dataclass
@@ -124,6 +127,25 @@ def _tensor_bytes(items: list[Any]) -> int:
 
 def _clone(value: Any) -> Any:
     return value.clone() if isinstance(value, torch.Tensor) else value
+
+
+def _compare_plain_value(index: int, encoded: Any, ref: Any) -> dict[str, Any]:
+    """A non-tensor output (None, a bool, int, float or string a wrapper returns beside its tensors): equal
+    to the reference's, a float within the float32 default tolerance."""
+    found = encoded.get("value") if isinstance(encoded, dict) and encoded.get("t") == "value" else encoded
+    if isinstance(encoded, dict) and encoded.get("t") == "value" and type(ref) is float:
+        value = float(str(found))
+        tolerance = correctness.default_tolerance(torch.float32)
+        same = (math.isnan(value) and math.isnan(ref)) or math.isclose(
+            value, ref, rel_tol=tolerance.rtol, abs_tol=tolerance.atol
+        )
+    else:
+        same = isinstance(encoded, dict) and encoded.get("t") == "value" and type(found) is type(ref)
+        same = same and found == ref
+    if same:
+        return {"passed": True, "value": repr(ref)}
+    shown = repr(found) if isinstance(encoded, dict) and encoded.get("t") == "value" else "not a plain value"
+    return {"passed": False, "reason": f"output {index} is {shown}, expected {ref!r}"}
 
 
 def _float_dtypes(tensors: list[Any]) -> list[str]:
@@ -291,15 +313,22 @@ class Judge:
         state = self.state
         assert state.model is not None
         inputs = [to_device(value, state.device) for value in sample_inputs]
+        cuda = state.device.type == "cuda"
+        if cuda:  # the forward's working memory: workspaces (cuDNN, im2col) and temporaries beside outputs
+            torch.cuda.synchronize(state.device)
+            torch.cuda.reset_peak_memory_stats(state.device)
+            before = torch.cuda.memory_allocated(state.device)
         try:
             with torch.no_grad():
                 outputs = correctness.flatten_outputs(state.model(*inputs))
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
+        working = torch.cuda.max_memory_allocated(state.device) - before if cuda else 0
         return {
             "input_bytes": _tensor_bytes(inputs),
             "output_bytes": _tensor_bytes(outputs),
             "parameter_bytes": _tensor_bytes([*state.model.parameters(), *state.model.buffers()]),
+            "reference_working_bytes": max(0, working),
         }
 
     def _unwritten_output(self) -> str | None:
@@ -417,15 +446,20 @@ class Judge:
             inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
             rng = _rng_state(state.device)
             with uninitialized_memory_poisoned():  # as the candidate's forward runs
-                raw_reference = self._forward(inputs)
+                raw_reference, arguments = self._forward_with_arguments(inputs)
             outputs = correctness.flatten_outputs(raw_reference)
+            aliases = [
+                correctness.aliased_input(value, arguments) if isinstance(value, torch.Tensor) else None
+                for value in outputs
+            ]
             container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
             undefined = self._unwritten_elements(inputs, outputs, rng)
         except WorkerError:
             raise
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
-        reference = Reference(inputs, outputs, container, _float_dtypes([*inputs, *outputs]), undefined)
+        dtypes = _float_dtypes([*inputs, *outputs])
+        reference = Reference(inputs, outputs, container, dtypes, undefined, aliases)
         state.references[key] = reference
         while len(state.references) > state.reference_cache_size:
             state.references.popitem(last=False)
@@ -433,13 +467,18 @@ class Judge:
 
     def _forward(self, inputs: list[Any]) -> Any:
         """The reference on a private copy of the inputs (it may write into its own arguments)."""
+        return self._forward_with_arguments(inputs)[0]
+
+    def _forward_with_arguments(self, inputs: list[Any]) -> tuple[Any, list[Any]]:
+        """The reference's result and the private copies it was called with (an output may be one)."""
         state = self.state
         assert state.model is not None, "load first"
+        arguments = [_clone(value) for value in inputs]
         with torch.no_grad():
-            raw = state.model(*[_clone(value) for value in inputs])
+            raw = state.model(*arguments)
         if state.device.type == "cuda":
             torch.cuda.synchronize(state.device)
-        return raw
+        return raw, arguments
 
     def _unwritten_elements(
         self, inputs: list[Any], outputs: list[Any], rng: tuple[torch.Tensor, list[torch.Tensor]]
@@ -479,7 +518,7 @@ class Judge:
         reference = self._reference(seed, bool(request.get("perturbed", True)))
         exporter = self._exporter(request)
         trial = Trial(exporter, [], [], reference.inputs, reference.outputs, reference.container)
-        trial.undefined = reference.undefined
+        trial.undefined, trial.aliases = reference.undefined, reference.aliases
 
         def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
             descriptor = exporter.export(tensor)
@@ -511,7 +550,7 @@ class Judge:
             torch.cuda.synchronize(self.state.device)
         trial.pristine = tensors
         trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
-        trial.undefined = fresh.undefined
+        trial.undefined, trial.aliases = fresh.undefined, fresh.aliases
         trial.private_inputs = None
         return {"refreshed": True}
 
@@ -556,7 +595,10 @@ class Judge:
         reports: list[dict[str, Any]] = []
         for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
             undefined = _undefined_at(trial.undefined, index)
-            report = self._compare_one(index, encoded, ref, importer, request, undefined)
+            report = self._aliasing_problem(index, encoded, trial.aliases)
+            report = report or self._compare_one(index, encoded, ref, importer, request, undefined)
+            if isinstance(encoded, dict) and encoded.get("aliases_input") is not None:
+                report["aliases_input"] = encoded["aliases_input"]  # passed through: no kernel computed it
             reports.append(report)
             if not report["passed"]:
                 failures.append(report.get("reason") or self._failure_reason(index, report))
@@ -569,6 +611,16 @@ class Judge:
             "mutated_inputs": mutated,
         }
 
+    @staticmethod
+    def _aliasing_problem(index: int, encoded: Any, aliases: list[int | None]) -> dict[str, Any] | None:
+        """An output that is a view of an input passes only where the reference's is that input too (a
+        wrapper returning its own arguments); its values are then compared like any output's."""
+        aliased = encoded.get("aliases_input") if isinstance(encoded, dict) else None
+        if aliased is None or (index < len(aliases) and aliases[index] == aliased):
+            return None
+        reason = f"output {index} is a view of input {aliased}, expected a tensor of its own"
+        return {"passed": False, "reason": reason}
+
     def _compare_one(
         self,
         index: int,
@@ -578,9 +630,13 @@ class Judge:
         request: dict[str, Any],
         undefined: torch.Tensor | None = None,
     ) -> dict[str, Any]:
+        if ref is None or type(ref) in (bool, int, float, str):
+            return _compare_plain_value(index, encoded, ref)
         if not isinstance(ref, torch.Tensor):
             raise WorkerError(
-                "problem", f"reference output {index} is {values.describe(ref)}; kforge compares tensors"
+                "problem",
+                f"reference output {index} is {values.describe(ref)}; kforge compares tensors and plain "
+                "values (None, bool, int, float, str)",
             )
         if isinstance(encoded, dict) and encoded.get("t") == "invalid":
             return {"passed": False, "reason": f"output {index} is {encoded.get('reason', 'invalid')}"}
@@ -821,6 +877,8 @@ class Judge:
         for output, (rows_descriptor, positions_descriptor) in enumerate(
             zip(rows_encoded, positions_encoded, strict=True)
         ):
+            if not isinstance(reference[output], torch.Tensor):  # a plain value: the kept output checks it
+                continue
             try:
                 rows, positions = importer.open(rows_descriptor), importer.open(positions_descriptor)
             except (KeyError, TypeError, ValueError, OSError, RuntimeError) as exc:
