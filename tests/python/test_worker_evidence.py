@@ -128,6 +128,19 @@ def test_custom_ops_are_classified_by_qualified_name_and_traced_inside() -> None
     )
 
 
+def test_inductors_buffer_reinterpretation_is_a_view_not_compute() -> None:
+    # Inductor's generated wrappers view their buffers through torch.ops.inductor._reinterpret_tensor.
+    run_check(
+        """
+        with traced_forward(recorder, cpu) as trace:
+            torch.ops.inductor._reinterpret_tensor(x, (4, 4), (4, 1), 0)
+            torch.ops.kfxtest.clone(x)
+        assert not any("reinterpret" in name for name in trace.aten_compute), dict(trace.aten_compute)
+        assert trace.aten_compute.get("mul", 0) >= 1, dict(trace.aten_compute)
+        """
+    )
+
+
 def test_a_removed_recorder_does_not_hide_compute_from_the_profiler() -> None:
     run_check(
         """

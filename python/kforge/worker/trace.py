@@ -82,6 +82,8 @@ COMPOSITE_NON_COMPUTE_ATEN_OPS = frozenset((
     "dsplit", "unsafe_chunk", "unsafe_split", "column_stack", "row_stack", "dstack", "conj", "positive",
     "align_to", "rename", "refine_names", "squeeze", "unsqueeze", "narrow", "select", "slice", "movedim",
 ))
+# Ops of other namespaces that only make views (Inductor's generated wrappers reinterpret buffers).
+NON_COMPUTE_LIBRARY_OPS = frozenset(("inductor::_reinterpret_tensor",))
 # Namespaces whose ops only annotate (record_function ranges): neither compute nor a body to trace.
 ANNOTATION_NAMESPACES = frozenset(("profiler",))
 # Tensor methods that read a tensor's values on the host (or hand them to code kforge cannot see).
@@ -392,6 +394,8 @@ class AtenComputeRecorder(TorchDispatchMode):
                 self.compute[name] += 1
             return func(*args, **kwargs)
         qualified = f"{namespace}::{name}"
+        if qualified in NON_COMPUTE_LIBRARY_OPS:
+            return func(*args, **kwargs)
         implementation = _candidate_custom_op(qualified, _device_type(args))
         if implementation is None:
             if candidates:
