@@ -118,14 +118,42 @@ def is_triton_kernel(node: ast.FunctionDef) -> bool:
     return False
 
 
+def _launching_functions(tree: ast.Module) -> set[str]:
+    """Module-level functions from which a Triton launch (`kernel[grid](...)`) is reachable through calls
+    by name to the file's own functions."""
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    kernels = {name for name, node in functions.items() if is_triton_kernel(node)}
+    launching: set[str] = set()
+    calls: dict[str, set[str]] = {}
+    for name, node in functions.items():
+        if name in kernels:
+            continue
+        calls[name] = set()
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Call):
+                continue
+            launch = isinstance(inner.func, ast.Subscript)
+            target = inner.func.value if launch else inner.func
+            if isinstance(target, ast.Name) and target.id in kernels and launch:
+                launching.add(name)
+            elif isinstance(target, ast.Name) and target.id in functions:
+                calls[name].add(target.id)
+    changed = True
+    while changed:  # callers of launching functions launch too
+        grown = {name for name, called in calls.items() if called & launching}
+        changed = not grown <= launching
+        launching |= grown
+    return launching
+
+
 def find_entry(code: str, test_block: str) -> str:
-    """The first function defined in `code` (not a Triton kernel) that `test_block` calls by name."""
+    """The wrapper: the first function defined in `code` (not a Triton kernel) that `test_block` calls by
+    name and from which a Triton launch is reachable; else the first it calls (a test block often prepares
+    its inputs with a helper of the file, such as a quantiser, before it calls the wrapper)."""
     try:
-        defined = {
-            node.name
-            for node in ast.parse(code).body
-            if isinstance(node, ast.FunctionDef) and not is_triton_kernel(node)
-        }
+        tree = ast.parse(code)
+        functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+        defined = {node.name for node in functions if not is_triton_kernel(node)}
         calls = [node for node in ast.walk(ast.parse(test_block)) if isinstance(node, ast.Call)]
     except SyntaxError as failure:
         raise CaptureError("usage", f"the file does not parse: {failure}") from None
@@ -139,7 +167,8 @@ def find_entry(code: str, test_block: str) -> str:
             "usage",
             "the test block calls no function of the file by name; give --entry NAME (the wrapper)",
         )
-    return called[0][2]
+    launching = _launching_functions(tree)
+    return next((name for _, _, name in called if name in launching), called[0][2])
 
 
 def tensor_bytes(arguments: list[Any]) -> int:
