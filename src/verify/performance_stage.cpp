@@ -252,7 +252,7 @@ class AlternatingTimer {
   SideRecord candidate_record_;
 };
 
-// Paired rounds: each round times the reference, then the candidate, on the same inputs, until the
+// Paired rounds: each round times both sides, in turns, on the same inputs, until the
 // noise target (after at least kMinPairedRounds rounds) or a limit. Both sides are sampled across the
 // same stretch of time, so a change of the GPU's clock (power management moves it by up to 10% under
 // tensor-core load) moves both and cancels in their ratio.
@@ -261,9 +261,18 @@ bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::Meas
   const measure::TimingPolicy policy(context.settings.timing);
   const auto start = Clock::now();
   while (!decision) {
-    const auto reference = timer.reference(per_round, false);
-    const auto candidate = reference ? timer.candidate(per_round, false, nullptr, nullptr) : std::nullopt;
-    if (!candidate) {
+    // The sides take turns going first (ABBA): whatever the side that runs second gains or loses (the
+    // clock the other left ramped, its caches, the switch of process) falls on both equally.
+    std::optional<SideBatch> reference;
+    std::optional<SideBatch> candidate;
+    if (state.rounds_completed % 2 == 0) {
+      reference = timer.reference(per_round, false);
+      candidate = reference ? timer.candidate(per_round, false, nullptr, nullptr) : std::nullopt;
+    } else {
+      candidate = timer.candidate(per_round, false, nullptr, nullptr);
+      reference = candidate ? timer.reference(per_round, false) : std::nullopt;
+    }
+    if (!candidate || !reference) {
       return false;
     }
     try {
