@@ -8,10 +8,10 @@
 #include "cli/test_block_capture.hpp"
 #include "problem/kernel_problem.hpp"
 #include "runner/environment_probe.hpp"
-#include "verify/interpreter_sizes.hpp"
 #include "source/code_extraction.hpp"
 #include "source/text_file.hpp"
 #include "store/content_hash.hpp"
+#include "verify/interpreter_sizes.hpp"
 
 namespace kforge::cli {
 namespace {

@@ -58,6 +58,7 @@ class CandidateState:
     init_buffers: list[SharedTensorImporter] = field(default_factory=list)
     inputs: list[Any] | None = None  # the last trial's inputs, kept for an input-refresh rerun
     last_timed_output: Any = None  # output of the last timed call, checked by the judge
+    last_run_output: Any = None  # output of the last trial or probe, poisoned once the judge has it
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
     prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
     memory_cap: DeviceMemoryCap = field(default_factory=DeviceMemoryCap)
@@ -80,6 +81,21 @@ def _output_problem(item: torch.Tensor) -> str | None:
     if item.numel() > 1 and correctness.overlaps_itself(item):
         return "a tensor whose elements share memory (a stride-0 expand), expected one value per element"
     return None
+
+
+def _poison_outputs(result: Any, inputs: list[Any]) -> None:
+    """Fills a finished call's outputs with NaN (-1 for integers), except an input it returned: memory the
+    allocator recycles, or a tensor the code keeps, no longer holds a correct result. Allocators that bypass
+    torch's fill of fresh memory (Inductor's empty_strided_cuda) would otherwise hand the next call, even
+    one whose kernels are skipped in the ghost replay, the previous call's answer."""
+    with kforge_owned():
+        for item in correctness.flatten_outputs(result):
+            if (
+                type(item) is torch.Tensor
+                and item.numel() > 0
+                and correctness.aliased_input(item, inputs) is None
+            ):
+                item.fill_(float("nan") if item.is_floating_point() else -1)
 
 
 def _model_tensor_problems(model: torch.nn.Module | None) -> list[str]:
@@ -294,6 +310,7 @@ class CandidateWorker:
             state.inputs = self._open_inputs(request["inputs"])
         assert state.inputs is not None
         result, trace = self._traced_call(state.inputs, bool(request.get("ghost")), model)
+        state.last_run_output = result
         if trace.dispatch_problems:
             raise WorkerError(
                 "dispatch-mode-tampering",
@@ -341,6 +358,8 @@ class CandidateWorker:
         return exported
 
     def _release_outputs(self) -> None:
+        _poison_outputs(self.state.last_run_output, self.state.inputs or [])
+        self.state.last_run_output = None
         if self.state.exporter is not None:
             self.state.exporter.release()
             self.state.exporter = None
@@ -475,10 +494,7 @@ class CandidateWorker:
     def _poison_last_output(self) -> None:
         """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
         cannot return a recycled block (or a cached tensor) that still holds a correct result."""
-        with kforge_owned():
-            for item in correctness.flatten_outputs(self.state.last_timed_output):
-                if type(item) is torch.Tensor and item.numel() > 0:
-                    item.fill_(float("nan") if item.is_floating_point() else -1)
+        _poison_outputs(self.state.last_timed_output, self.state.timing_inputs or [])
 
     def timed_output(self, request: dict[str, Any]) -> dict[str, Any]:
         """Shares what was kept of the timed calls, so the judge can check what was timed: the last
