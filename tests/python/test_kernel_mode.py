@@ -491,4 +491,3 @@ def test_a_wrapper_returning_its_argument_a_nested_tuple_and_a_count(tmp_path: P
     )
     assert code == 1 and verdict is not None
     assert "output 2 is 301, expected 300" in verdict["summary"], verdict["summary"]
-

@@ -325,7 +325,8 @@ def test_the_programs_run_in_warm_processes_and_give_what_fresh_ones_give() -> N
         return 2 + sum(1 + ("compare" in row["seconds"]) for row in run["items"])
 
     assert programs(warm) == programs(fresh) == 5, (warm["items"], fresh["items"])
-    assert (warm["run"]["programs_forked"], warm["run"]["programs_started_fresh"]) == (5, 0), (warm["run"], warm_err)
+    warm_counts = (warm["run"]["programs_forked"], warm["run"]["programs_started_fresh"])
+    assert warm_counts == (5, 0), (warm["run"], warm_err)
     assert (fresh["run"]["programs_forked"], fresh["run"]["programs_started_fresh"]) == (0, 5), fresh["run"]
     summary = {
         name: (row["call"], row["exec"], row["verdict"]["outcome"], row["verdict"]["failed_stage"])
