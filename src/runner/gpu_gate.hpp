@@ -37,11 +37,9 @@ class GpuGate {
     Pausable& operator=(const Pausable&) = delete;
     Pausable(Pausable&&) = delete;
     Pausable& operator=(Pausable&&) = delete;
+    virtual ~Pausable() = default;
     virtual void pause() = 0;
     virtual void resume() = 0;
-
-   protected:
-    ~Pausable() = default;
   };
 
   // RAII: held from construction to destruction; waited() is how long it took to get in.

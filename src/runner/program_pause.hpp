@@ -18,7 +18,7 @@ class ProgramPause final : public GpuGate::Pausable {
   ProgramPause& operator=(const ProgramPause&) = delete;
   ProgramPause(ProgramPause&&) = delete;
   ProgramPause& operator=(ProgramPause&&) = delete;
-  ~ProgramPause() = default;
+  ~ProgramPause() override = default;
 
   void attach(pid_t group);
   void detach();  // before the group is reaped: no signal may reach a reused id
