@@ -68,6 +68,10 @@ runner::CallLimit CallDeadlines::first_calls() const {
           [cache = compile_cache_]() { return runner::directory_activity(cache); }};
 }
 
+runner::CallLimit CallDeadlines::warm_up(std::size_t forward_calls) const {
+  return milliseconds(std::min(upper_s_, candidate_s(forward_calls) + policy_.first_call_s));
+}
+
 std::chrono::milliseconds CallDeadlines::judge() const { return milliseconds(upper_s_); }
 
 nlohmann::json CallDeadlines::to_json() const {

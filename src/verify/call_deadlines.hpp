@@ -56,6 +56,9 @@ class CallDeadlines {
   // Importing and building ModelNew, and the first forward: candidate()'s limit plus the first-call
   // allowance, moved on while the candidate's Triton cache grows, by the compile allowance at most.
   runner::CallLimit first_calls() const;
+  // A timing warm-up of `forward_calls` forwards: its first call chooses the autotuned configs again, so
+  // it gets the first call's extra time (first_call_s) on top.
+  runner::CallLimit warm_up(std::size_t forward_calls) const;
   // Calls into the judge (the reference's own code): the upper bound.
   std::chrono::milliseconds judge() const;
 

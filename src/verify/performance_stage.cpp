@@ -195,9 +195,11 @@ class AlternatingTimer {
       request["value_sets"] = *value_sets;
     }
     const auto start = Clock::now();
-    // A warm-up runs at least kWarmUpCalls more forwards (WarmUpPolicy.min_calls in the worker).
+    // A warm-up runs at least kWarmUpCalls more forwards (WarmUpPolicy.min_calls in the worker), and
+    // its first call autotunes again: it gets the first calls' allowance too.
     const std::size_t forwards = count + (warmup ? kWarmUpCalls : 0) + 1;
-    auto call = context_.candidate_call(request, context_.deadlines.candidate(forwards));
+    auto call = context_.candidate_call(
+        request, warmup ? context_.deadlines.warm_up(forwards) : context_.deadlines.candidate(forwards));
     const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!call.ok) {
       context_.fail_stage(StageName::performance, "timing the candidate failed: " + call.message, call);

@@ -26,6 +26,15 @@ TEST(CallDeadlines, ACallGetsTheFloorOrAMultipleOfTheReferenceBoundedByTheUpperL
   EXPECT_DOUBLE_EQ(bounded.candidate_s(), 3.0) << "an explicit --timeout below the floor wins";
 }
 
+TEST(CallDeadlines, ATimingWarmUpGetsTheFirstCallAllowanceForItsAutotuning) {
+  const CallDeadlinePolicy policy{5.0, 1000.0, 5.0, 120.0};
+  const CallDeadlines tiny(300.0, 0.0001, true, true, {}, policy);
+  EXPECT_EQ(tiny.warm_up(20).limit, milliseconds(10000)) << "the floor, then 5 s more";
+  const CallDeadlines slow(300.0, 0.02, true, true, {}, policy);
+  EXPECT_EQ(slow.warm_up(10).limit, milliseconds(205000));
+  EXPECT_EQ(slow.warm_up(100).limit, milliseconds(300000)) << "--timeout bounds it too";
+}
+
 TEST(CallDeadlines, KforgesOwnStartUpAndTheJudgeGetTheUpperLimit) {
   const CallDeadlines deadlines(300.0, 0.0001, false);
   EXPECT_EQ(deadlines.start_up().limit, milliseconds(300000));

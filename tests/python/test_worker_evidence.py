@@ -128,6 +128,20 @@ def test_custom_ops_are_classified_by_qualified_name_and_traced_inside() -> None
     )
 
 
+def test_the_timing_warm_up_makes_triton_autotuners_choose_again() -> None:
+    # The candidate's first choice is made under the runtime trace; timing re-chooses on both sides.
+    run_check(
+        """
+        from kforge.worker.timing import forget_autotuned_configs
+        grid = lambda meta: ((16 + meta["BLOCK"] - 1) // meta["BLOCK"],)
+        module.tuned_kernel[grid](x, out, 16)
+        assert module.tuned_kernel.cache and torch.equal(out, x * 2.0)
+        assert forget_autotuned_configs() >= 1
+        assert not module.tuned_kernel.cache
+        """
+    )
+
+
 def test_inductors_buffer_reinterpretation_is_a_view_not_compute() -> None:
     # Inductor's generated wrappers view their buffers through torch.ops.inductor._reinterpret_tensor.
     run_check(

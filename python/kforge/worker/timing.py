@@ -224,6 +224,20 @@ class DeviceClock(Protocol):
     def synchronize(self) -> None: ...
 
 
+def forget_autotuned_configs() -> int:
+    """Empties every Triton autotuner's in-memory choices (its compiled kernels stay); the number emptied."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:  # pragma: no cover - Triton is always there in a worker
+        return 0
+    emptied = 0
+    for found in gc.get_objects():
+        if issubclass(type(found), Autotuner) and found.cache:  # type(): no __class__ property is run
+            found.cache.clear()
+            emptied += 1
+    return emptied
+
+
 class CudaClock:
     """CUDA events, the L2 flush buffer and the calibrated sleep of one device, all on its current stream."""
 
@@ -324,7 +338,12 @@ class SampleTimer:
         policy: WarmUpPolicy,
         before_sample: Hook | None = None,
     ) -> WarmUp:
-        """Full samples, discarded, until policy.settled(): the first measured sample is a steady one."""
+        """Full samples, discarded, until policy.settled(): the first measured sample is a steady one.
+        Triton's autotuners choose again first, in the first call, so both sides' choices are made under
+        the same conditions as their timing (the candidate's first choice was made under the runtime
+        trace: profiler and dispatch recording made every config host-bound, and a slow one could win)."""
+        if isinstance(self.clock, CudaClock):
+            forget_autotuned_configs()
         self.first_call(call, pacing)
         medians: list[float] = []
         calls = 1
