@@ -344,7 +344,7 @@ class CandidateWorker:
 
     def _export_output(self, item: Any, inputs: list[Any]) -> dict[str, Any]:
         assert self.state.exporter is not None
-        if item is None or type(item) in (bool, int, float, str):  # a wrapper's count, flag or name
+        if correctness.is_plain_value(item):  # a wrapper's count, flag or name
             return {"t": "value", "value": item if type(item) is not float else repr(item)}
         if type(item) is not torch.Tensor:
             return {"t": "other", "type": values.describe(item)}

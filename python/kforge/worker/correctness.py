@@ -58,6 +58,12 @@ def flatten_outputs(value: Any) -> list[Any]:
     return [value]
 
 
+def is_plain_value(item: Any) -> bool:
+    """None or a bool, int, float or string: what a wrapper may return beside its tensors (exact types, so
+    no subclass brings its own comparison)."""
+    return item is None or type(item) in (bool, int, float, str)
+
+
 def overlaps_itself(tensor: torch.Tensor) -> bool:
     """A stride-0 expand: several elements share one memory location."""
     return any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, tensor.stride(), strict=True))

@@ -132,20 +132,20 @@ def _clone(value: Any) -> Any:
 def _compare_plain_value(index: int, encoded: Any, ref: Any) -> dict[str, Any]:
     """A non-tensor output (None, a bool, int, float or string a wrapper returns beside its tensors): equal
     to the reference's, a float within the float32 default tolerance."""
-    found = encoded.get("value") if isinstance(encoded, dict) and encoded.get("t") == "value" else encoded
-    if isinstance(encoded, dict) and encoded.get("t") == "value" and type(ref) is float:
+    if not (isinstance(encoded, dict) and encoded.get("t") == "value"):
+        return {"passed": False, "reason": f"output {index} is not a plain value, expected {ref!r}"}
+    found = encoded.get("value")
+    if type(ref) is float:  # the candidate sends a float as its repr (JSON has no NaN)
         value = float(str(found))
         tolerance = correctness.default_tolerance(torch.float32)
         same = (math.isnan(value) and math.isnan(ref)) or math.isclose(
             value, ref, rel_tol=tolerance.rtol, abs_tol=tolerance.atol
         )
     else:
-        same = isinstance(encoded, dict) and encoded.get("t") == "value" and type(found) is type(ref)
-        same = same and found == ref
+        same = type(found) is type(ref) and found == ref
     if same:
         return {"passed": True, "value": repr(ref)}
-    shown = repr(found) if isinstance(encoded, dict) and encoded.get("t") == "value" else "not a plain value"
-    return {"passed": False, "reason": f"output {index} is {shown}, expected {ref!r}"}
+    return {"passed": False, "reason": f"output {index} is {found!r}, expected {ref!r}"}
 
 
 def _float_dtypes(tensors: list[Any]) -> list[str]:
@@ -630,7 +630,7 @@ class Judge:
         request: dict[str, Any],
         undefined: torch.Tensor | None = None,
     ) -> dict[str, Any]:
-        if ref is None or type(ref) in (bool, int, float, str):
+        if correctness.is_plain_value(ref):
             return _compare_plain_value(index, encoded, ref)
         if not isinstance(ref, torch.Tensor):
             raise WorkerError(

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from kforge.worker.correctness import flatten_outputs
+from kforge.worker.correctness import flatten_outputs, is_plain_value
 from kforge.worker.dispatch_guard import kforge_owned
 
 SAMPLED_ELEMENTS = 256  # elements of each output checked per timed call
@@ -76,18 +76,13 @@ def _layout(result: Any) -> _Layout | str:
     container = type(result).__name__ if isinstance(result, (tuple, list)) else None
     described = []
     for index, item in enumerate(flatten_outputs(result)):
-        if _is_plain(item):  # checked whole in the kept last output; nothing to sample
+        if is_plain_value(item):  # checked whole in the kept last output; nothing to sample
             described.append(((), type(item), None))
             continue
         if type(item) is not torch.Tensor:
             return f"timed output {index} is a {type(item).__name__}, expected a torch.Tensor"
         described.append((tuple(item.shape), item.dtype, item.device))
     return _Layout(container, tuple(described))
-
-
-def _is_plain(item: Any) -> bool:
-    """None or a bool, int, float or string a wrapper returns beside its tensors."""
-    return item is None or type(item) in (bool, int, float, str)
 
 
 @dataclass
@@ -119,19 +114,19 @@ class TimedOutputLog:
             return
         outputs = flatten_outputs(result)
         for item in outputs:
-            problem = None if _is_plain(item) else self.output_problem(item)
+            problem = None if is_plain_value(item) else self.output_problem(item)
             if problem is not None:
                 self._problem(f"a timed output is {problem}")
                 return
         with kforge_owned():
             self.rows.append(
                 [
-                    where.float() if _is_plain(item) else _INDEX_SELECT(_FLATTEN(item), 0, where)
+                    where.float() if is_plain_value(item) else _INDEX_SELECT(_FLATTEN(item), 0, where)
                     for item, where in zip(outputs, self.positions, strict=True)
                 ]
             )
             if keep_whole:
-                self.slots[value_set] = [item if _is_plain(item) else _CLONE(item) for item in outputs]
+                self.slots[value_set] = [item if is_plain_value(item) else _CLONE(item) for item in outputs]
 
     def _choose_positions(self, outputs: list[Any]) -> None:
         generator = torch.Generator().manual_seed(secrets.randbits(63))
@@ -139,7 +134,7 @@ class TimedOutputLog:
             devices = [item.device for item in outputs if isinstance(item, torch.Tensor)]
             device = devices[0] if devices else None
             for item in outputs:
-                if _is_plain(item):  # no elements to sample, on the device the samples travel from
+                if is_plain_value(item):  # no elements to sample, on the device the samples travel from
                     self.positions.append(torch.empty(0, dtype=torch.int64, device=device))
                     continue
                 count = min(item.numel(), SAMPLED_ELEMENTS)
