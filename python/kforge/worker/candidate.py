@@ -64,16 +64,6 @@ class CandidateState:
     memory_cap: DeviceMemoryCap = field(default_factory=DeviceMemoryCap)
 
 
-def preload_poisoning_imports() -> None:
-    """The first torch.use_deterministic_algorithms call imports torch._inductor (about 2,000 modules:
-    a second idle, over 10 s on a loaded machine). Made here, in kforge's set-up, so that cost is not
-    charged to the candidate's first forward call and its timeout (uninitialized_memory_poisoned)."""
-    torch.use_deterministic_algorithms(
-        torch.are_deterministic_algorithms_enabled(),
-        warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
-    )
-
-
 def _output_problem(item: torch.Tensor) -> str | None:
     """Why a returned tensor is not a plain, dense output (None if it is)."""
     if item.layout != torch.strided:
@@ -192,7 +182,6 @@ class CandidateWorker:
         state.device = select_device(str(request["device"]))
         if state.device.type == "cpu":
             prepare_triton_interpreter()
-        preload_poisoning_imports()
         state.memory_cap.install(state.device, request.get("gpu_memory_limit"))
         state.recorder.install()
         state.prepared = True

@@ -25,13 +25,13 @@ change); when none does, or nothing can change, the trial is not possible and th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import torch
+
+from kforge.worker.uninitialized import uninitialized_memory_poisoned
 
 SMALL_SIZES_NAME = "KFORGE_SMALL"
 SIZE_NAMES_NAME = "KFORGE_SIZE_NAMES"
@@ -129,25 +129,10 @@ def changed_init_values(init_inputs: list[Any]) -> tuple[list[Any], list[str]]:
     return result, changes
 
 
-@contextmanager
-def _uninitialized_memory_poisoned() -> Iterator[None]:
-    """torch.empty and friends return NaN-filled memory (max ints), as in the candidate's trials."""
-    was_deterministic = torch.are_deterministic_algorithms_enabled()
-    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    was_filling = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        torch.utils.deterministic.fill_uninitialized_memory = was_filling  # type: ignore[attr-defined]
-        torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
-
-
 def unwritten_output(model: torch.nn.Module, inputs: list[Any], outputs: list[Any]) -> str | None:
     """Why the reference does not define every element of its outputs at this instance (None when it
     does): with NaN-filled fresh memory, an element it never writes becomes NaN where it was not."""
-    with torch.no_grad(), _uninitialized_memory_poisoned():
+    with torch.no_grad(), uninitialized_memory_poisoned():
         poisoned = model(*inputs)
     poisoned_outputs = list(poisoned) if isinstance(poisoned, (tuple, list)) else [poisoned]
     for index, (plain, again) in enumerate(zip(outputs, poisoned_outputs, strict=False)):

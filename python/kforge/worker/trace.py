@@ -407,6 +407,28 @@ class AtenComputeRecorder(TorchDispatchMode):
             return implementation(*args, **kwargs)
 
 
+def _disable_dynamo_only_once_loaded(mode_class: type[TorchDispatchMode]) -> None:
+    """TorchDispatchMode wraps every subclass's __torch_dispatch__ in torch._disable_dynamo, whose first
+    call imports torch._dynamo (2-3 s of CPU in every candidate). Dynamo can only trace into the mode once
+    it is loaded, so the real disable is taken then, and the plain method runs until then."""
+    raw = getattr(mode_class.__dict__["__torch_dispatch__"], "__wrapped__", None)
+    if raw is None:  # a torch without the wrapper: nothing to do
+        return
+
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is None:
+            return raw(*args, **kwargs)
+        disabled = dynamo.disable(raw, recursive=True, wrapping=False)
+        setattr(raw, "__dynamo_disable", disabled)  # what torch's wrapper looks up before importing
+        return disabled(*args, **kwargs)
+
+    setattr(raw, "__dynamo_disable", dispatch)
+
+
+_disable_dynamo_only_once_loaded(AtenComputeRecorder)
+
+
 class HostTransferRecorder(TorchFunctionMode):
     """Lists tensor-to-host conversions of data derived from the inputs (anything but the model's own
     parameters and buffers) made by candidate code: computing on the host behind a copy kernel."""
@@ -483,12 +505,12 @@ def _outermost_op(event: Any) -> bool:
     return True
 
 
-def profiled_compute(profiler: torch.profiler.profile) -> Counter[str]:
+def profiled_compute(profiler: torch.autograd.profiler.profile) -> Counter[str]:
     """ATen compute ops the profiler saw outside Triton launches (custom ops are transparent: their
     bodies' ops count). The profiler hooks the dispatcher in C++, so a candidate that pops or disables
     the dispatch mode does not hide from it."""
     counts: Counter[str] = Counter()
-    for event in profiler.events():
+    for event in profiler.function_events:
         if event.device_type != torch.autograd.DeviceType.CPU:
             continue
         namespace, separator, name = str(event.name).partition("::")
@@ -529,9 +551,9 @@ STREAM_MARKER_KERNEL = "spin_kernel"
 STREAM_MARKER_CYCLES = 1_000_000
 
 
-def _gpu_kernels(profiler: torch.profiler.profile) -> list[dict[str, Any]]:
+def _gpu_kernels(profiler: torch.autograd.profiler.profile) -> list[dict[str, Any]]:
     """GPU kernels (and driver copies/fills) per name, split by whether they ran off forward's stream."""
-    events = [e for e in profiler.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    events = [e for e in profiler.function_events if e.device_type == torch.autograd.DeviceType.CUDA]
     forward_streams = {e.device_resource_id for e in events if STREAM_MARKER_KERNEL in e.name}
     totals: dict[tuple[str, bool], list[float]] = {}
     for event in events:
@@ -612,10 +634,10 @@ def traced_forward(
     children_before = _child_processes()
     aten = AtenComputeRecorder(recorder)
     transfers = HostTransferRecorder(recorder, model_storages(model))
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    if device.type == "cuda":
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
-    profiler = torch.profiler.profile(activities=activities)
+    # torch.profiler.profile's front end would import torch._inductor (2-3 s of CPU) to read one setting.
+    profiler = torch.autograd.profiler.profile(
+        use_device="cuda" if device.type == "cuda" else None, use_kineto=True
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         profiler.__enter__()

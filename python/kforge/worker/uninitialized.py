@@ -10,6 +10,7 @@ are undefined and are not compared (docs/verdict.md, "Outputs the reference leav
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +21,16 @@ from torch.overrides import TorchFunctionMode
 from kforge.worker.correctness import Tolerance
 
 
+def set_deterministic_algorithms(mode: bool, warn_only: bool) -> None:
+    """torch.use_deterministic_algorithms without its import of torch._inductor (about 2,000 modules,
+    2-3 s of CPU in every worker that poisons memory): the flag itself lives in torch._C; Inductor's
+    copy of it only steers Inductor's compiler, so it is kept in step where Inductor is loaded."""
+    torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
+    inductor_config = sys.modules.get("torch._inductor.config")
+    if inductor_config is not None:
+        inductor_config.deterministic = mode  # type: ignore[attr-defined]
+
+
 @contextmanager
 def uninitialized_memory_poisoned() -> Iterator[None]:
     """torch.empty and friends return NaN-filled memory (max ints), so an output a kernel never writes
@@ -27,13 +38,13 @@ def uninitialized_memory_poisoned() -> Iterator[None]:
     was_deterministic = torch.are_deterministic_algorithms_enabled()
     was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     was_filling = torch.utils.deterministic.fill_uninitialized_memory  # type: ignore[attr-defined]
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    set_deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     try:
         yield
     finally:
         torch.utils.deterministic.fill_uninitialized_memory = was_filling  # type: ignore[attr-defined]
-        torch.use_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
+        set_deterministic_algorithms(was_deterministic, warn_only=was_warn_only)
 
 
 def second_poison(dtype: torch.dtype) -> float | int | bool:

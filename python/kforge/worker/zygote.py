@@ -201,8 +201,8 @@ def fork_candidate(request: dict[str, Any], fds: list[int], channel: socket.sock
 
 def _preload() -> None:
     """Everything a candidate imports before it runs its own code, imported once here. torch._inductor
-    too: torch.use_deterministic_algorithms imports it on first use (3 s on a CPU), which would fall in
-    every forked candidate's first forward, within its time limit."""
+    too (3 s on a CPU): the Inductor teacher's candidates import its runtime, and a forked candidate
+    should not pay that within its compile allowance."""
     import torch
     import torch._inductor  # noqa: F401
     import triton.language  # noqa: F401
