@@ -11,14 +11,14 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
 
-from kforge.worker.candidate import _poison_outputs
+from kforge.worker.timed_outputs import poison_outputs
 
 
 def test_outputs_are_poisoned_and_a_returned_input_is_left_alone() -> None:
     x = torch.randn(64)
     computed = x * 2.0
     counts = torch.arange(8)
-    _poison_outputs((x, (computed, counts), 3, None), [x])
+    poison_outputs((x, (computed, counts), 3, None), [x])
     assert torch.isnan(computed).all() and bool((counts == -1).all())
     assert torch.isfinite(x).all(), "the input the wrapper returned is not touched"
 

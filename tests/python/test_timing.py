@@ -319,6 +319,38 @@ def _judged_timing(tmp_path: Path, candidate_code: str, value_sets: int = 4) -> 
     return {**check, "reply": reply, "sets": extra["count"]}
 
 
+def test_the_judge_queues_the_candidates_untimed_work_between_samples(tmp_path: Path) -> None:
+    # A 4 us kernel's device time moves by up to 0.35 us with the kernels queued before the flush, so
+    # the judge poisons its previous output before each sample and gathers output elements after it,
+    # as the candidate worker does with its own.
+    problem = tmp_path / "problem.py"
+    problem.write_text(textwrap.dedent(PROBLEM))
+    (tmp_path / "transfer").mkdir()
+    base = {"transfer_dir": str(tmp_path / "transfer")}
+    judge = Judge()
+    judge.load({"device": "cpu", "problem_path": str(problem), "seed": 42})
+    judge.export_init({**base, "evaluation": "e"})
+    judge.start_trial({**base, "trial": "e:t", "seed": 100})
+    judge.state.timer = SampleTimer(HostClock())
+    recorded: list[int] = []
+    record = TimedOutputLog.record
+
+    def counted(self: TimedOutputLog, result: Any, value_set: int, keep_whole: bool) -> None:
+        recorded.append(value_set)
+        record(self, result, value_set, keep_whole)
+
+    TimedOutputLog.record = counted  # type: ignore[method-assign]
+    try:
+        judge.time({"trial": "e:t", "count": 3, "value_order": [], "wall_calls": 0})
+        earlier = judge.state.trials["e:t"].timed_output
+        judge.time({"trial": "e:t", "count": 2, "value_order": [], "wall_calls": 0})
+    finally:
+        TimedOutputLog.record = record  # type: ignore[method-assign]
+    assert recorded == [0] * 5
+    assert earlier is not judge.state.trials["e:t"].timed_output
+    assert bool(torch.isnan(earlier).all()), "the previous output is poisoned before the next sample"
+
+
 def test_an_honest_candidates_timed_calls_pass(tmp_path: Path) -> None:
     result = _judged_timing(tmp_path, HONEST)
     assert result["sets"] == 4

@@ -26,7 +26,12 @@ from kforge.worker.perturbation import match_and_apply
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import TimedOutputLog, copy_values, input_attribute_problems
+from kforge.worker.timed_outputs import (
+    TimedOutputLog,
+    copy_values,
+    input_attribute_problems,
+    poison_outputs,
+)
 from kforge.worker.timing import (
     Pacing,
     SampleTimer,
@@ -71,21 +76,6 @@ def _output_problem(item: torch.Tensor) -> str | None:
     if item.numel() > 1 and correctness.overlaps_itself(item):
         return "a tensor whose elements share memory (a stride-0 expand), expected one value per element"
     return None
-
-
-def _poison_outputs(result: Any, inputs: list[Any]) -> None:
-    """Fills a finished call's outputs with NaN (-1 for integers), except an input it returned: memory the
-    allocator recycles, or a tensor the code keeps, no longer holds a correct result. Allocators that bypass
-    torch's fill of fresh memory (Inductor's empty_strided_cuda) would otherwise hand the next call, even
-    one whose kernels are skipped in the ghost replay, the previous call's answer."""
-    with kforge_owned():
-        for item in correctness.flatten_outputs(result):
-            if (
-                type(item) is torch.Tensor
-                and item.numel() > 0
-                and correctness.aliased_input(item, inputs) is None
-            ):
-                item.fill_(float("nan") if item.is_floating_point() else -1)
 
 
 def _model_tensor_problems(model: torch.nn.Module | None) -> list[str]:
@@ -347,7 +337,7 @@ class CandidateWorker:
         return exported
 
     def _release_outputs(self) -> None:
-        _poison_outputs(self.state.last_run_output, self.state.inputs or [])
+        poison_outputs(self.state.last_run_output, self.state.inputs or [])
         self.state.last_run_output = None
         if self.state.exporter is not None:
             self.state.exporter.release()
@@ -483,7 +473,7 @@ class CandidateWorker:
     def _poison_last_output(self) -> None:
         """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
         cannot return a recycled block (or a cached tensor) that still holds a correct result."""
-        _poison_outputs(self.state.last_timed_output, self.state.timing_inputs or [])
+        poison_outputs(self.state.last_timed_output, self.state.timing_inputs or [])
 
     def timed_output(self, request: dict[str, Any]) -> dict[str, Any]:
         """Shares what was kept of the timed calls, so the judge can check what was timed: the last

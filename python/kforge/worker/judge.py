@@ -27,7 +27,7 @@ from kforge.worker.runtime import (
 )
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import copy_values, tensors_in
+from kforge.worker.timed_outputs import TimedOutputLog, copy_values, poison_outputs, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
@@ -59,6 +59,7 @@ class Trial:
     pacing: dict[str, Pacing] = field(default_factory=dict)  # per baseline: the reference's host pace
     undefined: list[torch.Tensor | None] = field(default_factory=list)  # per output: left unwritten
     aliases: list[int | None] = field(default_factory=list)  # per output: the input the reference returned
+    timed_output: Any = None  # the last timed call's output: poisoned before the next sample
 
 
 @dataclass
@@ -745,23 +746,38 @@ class Judge:
         pacing = trial.pacing.setdefault(baseline, Pacing())
         warmup = WarmUpPolicy.from_request(request.get("warmup"))
         wall_calls = int(request.get("wall_calls", 0))
+        # The candidate worker's untimed work between samples, done here too and its results dropped: the
+        # previous output NaN-filled before a sample, elements of the output gathered after it, the output
+        # kept until then. A 4 us kernel's time moves by up to 0.35 us with what ran before the flush
+        # (issue 31, docs/benchmarks.md), so both sides queue the same kernels between samples.
+        shadow_log = TimedOutputLog()
+        last_use = {index: position for position, index in enumerate(order)}
 
         def load_values(index: int) -> None:
+            poison_outputs(trial.timed_output, inputs)
             if sets:
                 copy_values(inputs, sets[index].inputs)
 
         def call() -> object:
             with torch.no_grad():
-                return model(*inputs)
+                trial.timed_output = model(*inputs)
+            return trial.timed_output
+
+        def after_call(j: int) -> None:
+            value_set = order[j] if sets else 0
+            shadow_log.record(trial.timed_output, value_set, keep_whole=last_use.get(value_set, j) == j)
 
         reply: dict[str, Any] = {}
         try:
             if warmup is not None:
                 warm = timer.warm_up(call, pacing, warmup, lambda j: load_values(j % max(1, len(sets))))
                 reply["warmup"] = warm.to_json()
-            batch = timer.samples(call, count, pacing, lambda j: load_values(order[j] if sets else 0))
+            batch = timer.samples(
+                call, count, pacing, lambda j: load_values(order[j] if sets else 0), after_call
+            )
             if wall_calls > 0:
                 wall = timer.wall_per_call(call, wall_calls)
+                after_call(count - 1)
                 reply.update(wall_ms_per_call=wall.wall_ms_per_call, host_ms_per_call=wall.host_ms_per_call)
         except BaseException as exc:  # noqa: BLE001 - torch.compile may fail on the problem's model
             raise _problem_error(f"{baseline} baseline", exc, state) from None

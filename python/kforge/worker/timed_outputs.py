@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from kforge.worker.correctness import flatten_outputs, is_plain_value
+from kforge.worker.correctness import aliased_input, flatten_outputs, is_plain_value
 from kforge.worker.dispatch_guard import kforge_owned
 
 SAMPLED_ELEMENTS = 256  # elements of each output checked per timed call
@@ -153,3 +153,14 @@ class TimedOutputLog:
         if self.layout.container is None:
             return outputs[0]
         return tuple(outputs) if self.layout.container == "tuple" else list(outputs)
+
+
+def poison_outputs(result: Any, inputs: list[Any]) -> None:
+    """Fills a finished call's outputs with NaN (-1 for integers), except an input it returned: memory the
+    allocator recycles, or a tensor the code keeps, no longer holds a correct result. Allocators that bypass
+    torch's fill of fresh memory (Inductor's empty_strided_cuda) would otherwise hand the next call, even
+    one whose kernels are skipped in the ghost replay, the previous call's answer."""
+    with kforge_owned():
+        for item in flatten_outputs(result):
+            if type(item) is torch.Tensor and item.numel() > 0 and aliased_input(item, inputs) is None:
+                item.fill_(float("nan") if item.is_floating_point() else -1)
