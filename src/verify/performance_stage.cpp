@@ -370,25 +370,34 @@ nlohmann::json optional_tolerance(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
 }
 
+// What the judge's check of the kept timed outputs found; `judge_failed` when the judge itself could not
+// check (out of GPU memory beside other evaluations, a crash): that is no finding against the candidate.
+struct TimedOutputCheck {
+  std::optional<rules::Finding> finding;
+  std::optional<std::string> judge_failed;
+};
+
 // The judge's check of what the candidate kept of its timed calls: sampled elements of every timed
 // output, the last output of each value set, and the timing inputs left unmodified.
-std::optional<rules::Finding> timed_output_finding(EvalContext& context, const AlternatingTimer& timer,
-                                                   const CallResult& kept) {
+TimedOutputCheck timed_output_finding(EvalContext& context, const AlternatingTimer& timer,
+                                      const CallResult& kept) {
   const auto problems = strings_of(kept.body, "problems");
   if (!problems.empty()) {
-    return rules::Finding{
-        "timed-output-mismatch",
-        rules::Severity::reject,
-        fmt::format("the timed calls returned outputs kforge cannot check ({})", fmt::join(problems, "; ")),
-        {0, 0}};
+    return {rules::Finding{"timed-output-mismatch",
+                           rules::Severity::reject,
+                           fmt::format("the timed calls returned outputs kforge cannot check ({})",
+                                       fmt::join(problems, "; ")),
+                           {0, 0}},
+            std::nullopt};
   }
   const auto rows = kept.body.value("row_count", 0L);
   if (rows != static_cast<long>(timer.kept_order().size())) {
-    return rules::Finding{"timed-output-mismatch",
-                          rules::Severity::reject,
-                          fmt::format("the candidate worker kept {} timed outputs, kforge timed {} calls",
-                                      rows, timer.kept_order().size()),
-                          {0, 0}};
+    return {rules::Finding{"timed-output-mismatch",
+                           rules::Severity::reject,
+                           fmt::format("the candidate worker kept {} timed outputs, kforge timed {} calls",
+                                       rows, timer.kept_order().size()),
+                           {0, 0}},
+            std::nullopt};
   }
   const nlohmann::json request = {{"op", "check_timed"},
                                   {"trial", kTimingTrial},
@@ -400,21 +409,25 @@ std::optional<rules::Finding> timed_output_finding(EvalContext& context, const A
                                   {"atol", optional_tolerance(context.settings.atol)},
                                   {"rtol", optional_tolerance(context.settings.rtol)}};
   const auto check = context.judge_call(request);
-  if (check.ok && check.body.value("passed", false)) {
-    return std::nullopt;
+  if (!check.ok) {
+    return {std::nullopt, check.message};
+  }
+  if (check.body.value("passed", false)) {
+    return {};
   }
   const auto checks = strings_of(check.body, "checks");
   const bool only_mutation = !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const auto& id) {
     return id == "input-mutation";
   });
-  const std::string why = check.ok ? first_failure(check.body) : check.message;
-  return rules::Finding{only_mutation ? "input-mutation" : "timed-output-mismatch",
-                        rules::Severity::reject,
-                        only_mutation
-                            ? "the timed calls modified their inputs (" + why + ")"
-                            : "a timed call's output is wrong (" + why +
-                                  "): the timed calls did not compute what the correctness trials did",
-                        {0, 0}};
+  const std::string why = first_failure(check.body);
+  return {
+      rules::Finding{only_mutation ? "input-mutation" : "timed-output-mismatch",
+                     rules::Severity::reject,
+                     only_mutation ? "the timed calls modified their inputs (" + why + ")"
+                                   : "a timed call's output is wrong (" + why +
+                                         "): the timed calls did not compute what the correctness trials did",
+                     {0, 0}},
+      std::nullopt};
 }
 
 // The timed calls must have been honest: cross-checks on the timing, then the judge checks the
@@ -429,8 +442,16 @@ bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
                        "the output of the timed calls could not be read: " + kept.message, kept);
     return false;
   }
-  if (auto finding = timed_output_finding(context, timer, kept)) {
-    findings.push_back(std::move(*finding));
+  auto checked = timed_output_finding(context, timer, kept);
+  if (checked.judge_failed) {
+    // Out of GPU memory beside other evaluations is the machine's state; anything else is kforge's fault.
+    const bool memory = checked.judge_failed->find("out of memory") != std::string::npos;
+    context.fail_evaluation(memory ? "environment" : "internal",
+                            "the judge could not check the timed calls' outputs: " + *checked.judge_failed);
+    return false;
+  }
+  if (checked.finding) {
+    findings.push_back(std::move(*checked.finding));
   }
   if (findings.empty()) {
     return true;
