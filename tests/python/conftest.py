@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,15 @@ def run_eval(problem: Path, candidate: Path, *extra: str, device: str = "cpu") -
     except json.JSONDecodeError:
         pytest.fail(f"kforge printed no JSON (exit {result.returncode}):\n{result.stdout}\n{result.stderr}")
     return EvalRun(result.returncode, verdict, result.stdout, result.stderr)
+
+
+def run_on_the_interpreter(code: str) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh Python with TRITON_INTERPRET=1 and kforge's workers importable, as a CPU
+    candidate runs; a check that passes prints "ok"."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO / "python")}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def starter_problems() -> list[Path]:

@@ -4,11 +4,7 @@ integers and truncates the cast). Run in a fresh interpreter-mode process, as a 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-from conftest import REPO
+from conftest import run_on_the_interpreter
 
 CHECK = r"""
 import numpy as np
@@ -52,8 +48,5 @@ print("ok")
 
 
 def test_bfloat16_dot_and_cast_match_the_gpu_rules() -> None:
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO / "python")}
-    run = subprocess.run(
-        [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
+    run = run_on_the_interpreter(CHECK)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr

@@ -5,11 +5,7 @@ process, as a CPU candidate is."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-from conftest import REPO
+from conftest import run_on_the_interpreter
 
 CHECK = r"""
 import torch
@@ -107,8 +103,5 @@ print("ok")
 
 
 def test_the_log_step_scan_gives_what_the_element_by_element_scan_gives() -> None:
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO / "python")}
-    run = subprocess.run(
-        [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
+    run = run_on_the_interpreter(CHECK)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
