@@ -319,12 +319,24 @@ def _judged_timing(tmp_path: Path, candidate_code: str, value_sets: int = 4) -> 
     return {**check, "reply": reply, "sets": extra["count"]}
 
 
-def test_the_judge_queues_the_candidates_untimed_work_between_samples(tmp_path: Path) -> None:
+WEIGHT_VIEW = PROBLEM.replace(
+    "class Model(nn.Module):\n    def forward(self, x, y, scale):\n        return x * scale + y",
+    "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.weight = nn.Parameter(torch.ones(N))\n\n"
+    "    def forward(self, x, y, scale):\n        return self.weight[: x.shape[0]]",
+)
+
+
+@pytest.mark.parametrize("problem_code", [PROBLEM, WEIGHT_VIEW], ids=["fresh-output", "weight-view"])
+def test_the_judge_queues_the_candidates_untimed_work_between_samples(
+    tmp_path: Path, problem_code: str
+) -> None:
     # A 4 us kernel's device time moves by up to 0.35 us with the kernels queued before the flush, so
     # the judge poisons its previous output before each sample and gathers output elements after it,
-    # as the candidate worker does with its own.
+    # as the candidate worker does with its own; never the reference's own weights.
+    assert problem_code.count("self.weight") == (problem_code is WEIGHT_VIEW) * 2
     problem = tmp_path / "problem.py"
-    problem.write_text(textwrap.dedent(PROBLEM))
+    problem.write_text(textwrap.dedent(problem_code))
     (tmp_path / "transfer").mkdir()
     base = {"transfer_dir": str(tmp_path / "transfer")}
     judge = Judge()
@@ -347,6 +359,10 @@ def test_the_judge_queues_the_candidates_untimed_work_between_samples(tmp_path: 
     finally:
         TimedOutputLog.record = record  # type: ignore[method-assign]
     assert recorded == [0] * 5
+    if problem_code is WEIGHT_VIEW:
+        weight = judge.state.model.weight  # type: ignore[union-attr]
+        assert bool((weight == 1).all()), "a view of the reference's weights is never poisoned"
+        return
     assert earlier is not judge.state.trials["e:t"].timed_output
     assert bool(torch.isnan(earlier).all()), "the previous output is poisoned before the next sample"
 

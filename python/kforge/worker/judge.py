@@ -91,6 +91,13 @@ class JudgeState:
     compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
 
 
+def model_tensors(model: torch.nn.Module | None) -> list[torch.Tensor]:
+    """A module's parameters and buffers (none without a module)."""
+    if model is None:
+        return []
+    return [*model.parameters(), *model.buffers()]
+
+
 def apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, Any]) -> dict[str, Any]:
     """Set module-level size constants before get_inputs/get_init_inputs read them."""
     applied: dict[str, Any] = {}
@@ -752,9 +759,11 @@ class Judge:
         # (issue 31, docs/benchmarks.md), so both sides queue the same kernels between samples.
         shadow_log = TimedOutputLog()
         last_use = {index: position for position, index in enumerate(order)}
+        # Never poisoned: an output that is a view of an input or of the reference's own weights.
+        kept_intact = [*inputs, *model_tensors(state.model)]
 
         def load_values(index: int) -> None:
-            poison_outputs(trial.timed_output, inputs)
+            poison_outputs(trial.timed_output, kept_intact)
             if sets:
                 copy_values(inputs, sets[index].inputs)
 
