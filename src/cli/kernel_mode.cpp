@@ -76,7 +76,14 @@ std::string KernelModeOptions::usage_problem(const std::filesystem::path& proble
 }
 
 nlohmann::json KernelProblemFile::describe(const std::string& entry) const {
-  return {{"entry", entry}, {"writes", writes}, {"writes_inferred", writes_inferred}};
+  nlohmann::json described = {{"entry", entry}, {"writes", writes}, {"writes_inferred", writes_inferred}};
+  if (!keywords.empty()) {
+    auto& by_name = described["keywords"] = nlohmann::json::object();
+    for (const auto& [index, name] : keywords) {
+      by_name[std::to_string(index)] = name;
+    }
+  }
+  return described;
 }
 
 KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
@@ -87,6 +94,9 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
     reference.spec = options.inputs;
   }
   std::optional<problem::ObservedCall> observed;
+  std::map<int, std::string> keywords = options.inputs.empty()
+                                            ? std::map<int, std::string>{}
+                                            : problem::spec_keywords(source::read_text_file(options.inputs));
   std::string where;
   if (options.inputs_from_test) {
     try {
@@ -96,6 +106,7 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
           settings.timeout_s);
       reference.spec_text = captured.spec;
       observed = captured.call;
+      keywords = problem::spec_keywords(captured.spec);
     } catch (const std::runtime_error& error) {
       if (const auto gpu = capture_needs_a_gpu(error.what(), options.kernel)) {
         throw std::runtime_error(*gpu);
@@ -106,7 +117,8 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
   }
   const auto stem = std::filesystem::path(options.kernel).stem().string();
   const auto name = fmt::format("{}.{}.py", stem, options.entry);
-  KernelProblemFile made{write_by_hash(problem::kernel_problem_text(reference), name), options.writes, false};
+  KernelProblemFile made{write_by_hash(problem::kernel_problem_text(reference), name), options.writes, false,
+                         keywords};
   if (!options.writes.empty()) {
     return made;
   }
@@ -123,12 +135,13 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
   if (reference.writes.empty()) {
     return made;
   }
-  return {write_by_hash(problem::kernel_problem_text(reference), name), reference.writes, true};
+  return {write_by_hash(problem::kernel_problem_text(reference), name), reference.writes, true, keywords};
 }
 
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant) {
   return problem::kernel_candidate_text(
-      source::read_candidate_code(variant.empty() ? options.kernel : variant), options.entry, options.writes);
+      source::read_candidate_code(variant.empty() ? options.kernel : variant), options.entry, options.writes,
+      options.keywords);
 }
 
 std::string kernel_test_block(const KernelModeOptions& options) {

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,12 +15,13 @@ namespace kforge::cli {
 // The options of kernel mode (a user's Triton file as its own reference, docs/kernel-mode.md), shared
 // by eval and optimize.
 struct KernelModeOptions {
-  std::string kernel;             // the original Triton file
-  std::string entry;              // its wrapper function
-  std::string inputs;             // JSON inputs spec; empty: the file's own get_inputs()
-  std::vector<int> writes;        // arguments the wrapper writes its outputs into
-  bool inputs_from_test = false;  // capture the arguments from the file's own test block
-  int test_case = -1;             // which of the test block's calls (-1: the largest)
+  std::string kernel;                   // the original Triton file
+  std::string entry;                    // its wrapper function
+  std::string inputs;                   // JSON inputs spec; empty: the file's own get_inputs()
+  std::vector<int> writes;              // arguments the wrapper writes its outputs into
+  std::map<int, std::string> keywords;  // inputs passed by name (from the problem made, not an option)
+  bool inputs_from_test = false;        // capture the arguments from the file's own test block
+  int test_case = -1;                   // which of the test block's calls (-1: the largest)
 
   void add_options(CLI::App& command);
   bool active() const { return !kernel.empty(); }
@@ -32,8 +34,9 @@ struct KernelProblemFile {
   std::filesystem::path problem;
   std::vector<int> writes;       // --writes, or those inferred
   bool writes_inferred = false;  // found by comparing the arguments before and after the reference's call
+  std::map<int, std::string> keywords;  // inputs the wrapper takes by name (keyword-only parameters)
 
-  // What the verdict says about it: {"entry", "writes", "writes_inferred"}.
+  // What the verdict says about it: {"entry", "writes", "writes_inferred"} and "keywords" where any.
   nlohmann::json describe(const std::string& entry) const;
 };
 
@@ -47,7 +50,7 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
                                        const verify::EvalSettings& settings);
 
 // A variant file's text as the candidate (the original file itself when `variant` is empty), calling the
-// wrapper as the problem does: set options.writes to the problem's writes first.
+// wrapper as the problem does: set options.writes and options.keywords to the problem's first.
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant);
 
 // The original file's test block (kept out of the problem, put back into a drop-in file).

@@ -341,6 +341,7 @@ bool choose_problem(OptimizeOptions& options) {
       const auto made = write_kernel_problem(kernel_mode, options.settings);
       options.settings.problem_path = made.problem;
       kernel_mode.writes = made.writes;  // the candidates call the wrapper as the problem does
+      kernel_mode.keywords = made.keywords;
       options.settings.entry_point = kernel_mode.entry;
     } catch (const std::exception& error) {
       std::cerr << "kforge optimize: " << error.what() << "\n";

@@ -1,10 +1,13 @@
 #include "problem/kernel_problem.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -23,12 +26,23 @@ constexpr std::size_t kMinSeparatorLength = 20;  // a line of at least this many
 
 // How the wrapper is called and what the verifier compares: what it returns, then the arguments it
 // writes into (--writes), each given as a fresh copy so no input is modified in place.
-std::string call_helper(const std::vector<int>& writes) {
+std::string call_helper(const std::vector<int>& writes, const std::map<int, std::string>& keywords) {
   std::string indices;
   for (const int index : writes) {
     indices += (indices.empty() ? "" : ", ") + std::to_string(index);
   }
+  std::string names;
+  for (const auto& [index, name] : keywords) {
+    names += fmt::format("{}{}: \"{}\"", names.empty() ? "" : ", ", index, name);
+  }
   return fmt::format(R"(_KF_WRITES = [{}]
+_KF_KEYWORDS = {{{}}}
+
+
+def _kf_invoke(entry, args):
+    # Keyword-only parameters are passed by name, as the call the inputs were captured from passed them.
+    positional = [value for index, value in enumerate(args) if index not in _KF_KEYWORDS]
+    return entry(*positional, **{{name: args[index] for index, name in _KF_KEYWORDS.items() if index < len(args)}})
 
 
 def _kf_call(entry, args):
@@ -37,13 +51,13 @@ def _kf_call(entry, args):
         if index >= len(args) or not isinstance(args[index], torch.Tensor):
             raise IndexError(f"--writes {{index}}: argument {{index}} of {{len(args)}} is not a tensor")
         args[index] = args[index].clone()
-    result = entry(*args)
+    result = _kf_invoke(entry, args)
     outputs = ([] if result is None else [result]) + [args[index] for index in _KF_WRITES]
     if not outputs:
         raise RuntimeError("the wrapper returned None: name the arguments it writes into with --writes")
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 )",
-                     indices);
+                     indices, names);
 }
 
 bool is_identifier(const std::string& name) {
@@ -56,8 +70,20 @@ bool is_identifier(const std::string& name) {
 // Module-level names the file binds (functions, classes, assignments, imports are not needed).
 struct ModuleNames {
   std::set<std::string> functions;
-  std::set<std::string> assigned;
+  std::set<std::string> assigned;  // classes and assigned names
+  std::set<std::string> classes;
 };
+
+// What --entry may name: a module-level function, a name bound at module level (`fn = Fn.apply`), or an
+// attribute of a module-level class (`Fn.apply`, an autograd Function).
+bool names_a_callable(const ModuleNames& names, const std::string& entry) {
+  const auto dot = entry.find('.');
+  if (dot == std::string::npos) {
+    return is_identifier(entry) && (names.functions.contains(entry) || names.assigned.contains(entry));
+  }
+  const auto owner = entry.substr(0, dot);
+  return names.classes.contains(owner) && is_identifier(entry.substr(dot + 1));
+}
 
 ModuleNames module_names(const std::string& code, const std::filesystem::path& file) {
   const auto parsed = source::parse_module(code);
@@ -71,6 +97,7 @@ ModuleNames module_names(const std::string& code, const std::filesystem::path& f
       names.functions.insert(function->name);
     } else if (const auto* owner = node_cast<source::ClassDef>(statement.get())) {
       names.assigned.insert(owner->name);
+      names.classes.insert(owner->name);
     } else if (const auto* assign = node_cast<source::Assign>(statement.get())) {
       for (const auto& target : assign->targets) {
         if (const auto* name = node_cast<source::Name>(target.get())) {
@@ -114,11 +141,43 @@ void check_integer_structure(const nlohmann::json& input, nlohmann::json& checke
   }
 }
 
+// A dtype or device argument ({"torch_dtype": "float16"}, {"triton_dtype": "fp8e5"}, {"device": "cuda"}),
+// checked; nullopt when `input` is none of these.
+std::optional<nlohmann::json> checked_constant(const nlohmann::json& input, const std::string& where) {
+  static const std::map<std::string, std::set<std::string>> kinds{
+      {"torch_dtype",
+       // values.py's DTYPES_BY_NAME: the dtypes an input may carry between processes
+       {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+        "complex64", "complex128", "float8_e4m3fn", "float8_e5m2"}},
+      {"triton_dtype",
+       {"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "fp8e4b15",
+        "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"}},
+      {"device", {}},  // any device: the evaluation's own is passed
+  };
+  for (const auto& [kind, names] : kinds) {
+    const auto found = input.find(kind);
+    if (found == input.end()) {
+      continue;
+    }
+    if (!found->is_string() || (!names.empty() && !names.contains(found->get<std::string>()))) {
+      const auto expected =
+          names.empty() ? std::string("a device name") : fmt::format("one of {}", fmt::join(names, ", "));
+      throw std::invalid_argument(
+          fmt::format(R"({}: "{}" is {}, not {})", where, kind, expected, found->dump()));
+    }
+    return nlohmann::json{{kind, *found}};
+  }
+  return std::nullopt;
+}
+
 nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::string>& sizes,
                              const std::string& where) {
   if (!input.is_object()) {
     throw std::invalid_argument(
         fmt::format("{}: expected an object with shape and dtype, or with value", where));
+  }
+  if (auto constant = checked_constant(input, where)) {
+    return *constant;
   }
   if (input.contains("value")) {
     const auto& value = input["value"];
@@ -176,6 +235,19 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   return checked;
 }
 
+// An input passed by name ("keyword": "out", a keyword-only parameter of the wrapper), checked.
+std::optional<std::string> keyword_of(const nlohmann::json& input, const std::string& where) {
+  const auto found = input.is_object() ? input.find("keyword") : input.end();
+  if (!input.is_object() || found == input.end()) {
+    return std::nullopt;
+  }
+  if (!found->is_string() || !is_identifier(found->get<std::string>())) {
+    throw std::invalid_argument(
+        fmt::format(R"({}: "keyword" is a parameter name, not {})", where, found->dump()));
+  }
+  return found->get<std::string>();
+}
+
 // The spec's sizes (module constants of the problem), small sizes and inputs, as Python.
 std::string spec_python(const std::string& spec_text, const std::string& where, const ModuleNames& names) {
   nlohmann::json spec;
@@ -224,7 +296,12 @@ std::string spec_python(const std::string& spec_text, const std::string& where, 
   }
   nlohmann::json inputs = nlohmann::json::array();
   for (std::size_t i = 0; i < spec["inputs"].size(); ++i) {
-    inputs.push_back(checked_input(spec["inputs"][i], sizes, fmt::format("{}: inputs[{}]", where, i)));
+    const auto input_where = fmt::format("{}: inputs[{}]", where, i);
+    auto checked = checked_input(spec["inputs"][i], sizes, input_where);
+    if (const auto keyword = keyword_of(spec["inputs"][i], input_where)) {
+      checked["keyword"] = *keyword;
+    }
+    inputs.push_back(std::move(checked));
   }
   text += fmt::format("KFORGE_SMALL = {}\n", small.dump());
   // The spec's sizes, for the generalisation trial (the kernel file's own constants are not sizes).
@@ -238,6 +315,14 @@ def _kf_dimension(dimension):
 
 
 def _kf_input(spec):
+    if "torch_dtype" in spec:
+        return getattr(torch, spec["torch_dtype"])
+    if "triton_dtype" in spec:
+        import triton.language
+
+        return triton.language.dtype(spec["triton_dtype"])
+    if "device" in spec:
+        return torch.device(spec["device"])  # the judge passes its own device in its place
     if "value" in spec:
         value = spec["value"]
         return tuple(value) if spec.get("sequence") == "tuple" else value
@@ -303,10 +388,10 @@ std::vector<int> inferred_writes(const ObservedCall& call, const std::string& en
 std::string kernel_problem_text(const KernelReference& reference) {
   const auto parts = split_test_block(source::read_text_file(reference.file));
   const auto names = module_names(parts.code, reference.file);
-  if (!is_identifier(reference.entry) || !names.functions.contains(reference.entry)) {
+  if (!names_a_callable(names, reference.entry)) {
     throw std::invalid_argument(
         fmt::format("{} has no module-level function {}; --entry names the wrapper that "
-                    "launches the kernels",
+                    "launches the kernels (a function, a module-level name, or Class.apply)",
                     reference.file.string(), reference.entry));
   }
   if (!reference.spec && !reference.spec_text && !names.functions.contains("get_inputs")) {
@@ -322,10 +407,14 @@ std::string kernel_problem_text(const KernelReference& reference) {
   text += fmt::format("\n\n{} the reference: {} of {} (generated; the file's code above is unchanged)\n",
                       kAdapterMarker, reference.entry, reference.file.filename().string());
   text += "import json\n\nimport torch\n\n";
+  std::map<int, std::string> keywords;
   if (reference.spec_text) {
     text += spec_python(*reference.spec_text, "the captured inputs", names);
+    keywords = spec_keywords(*reference.spec_text);
   } else if (reference.spec) {
-    text += spec_python(source::read_text_file(*reference.spec), reference.spec->string(), names);
+    const auto spec_text = source::read_text_file(*reference.spec);
+    text += spec_python(spec_text, reference.spec->string(), names);
+    keywords = spec_keywords(spec_text);
   }
   if (!names.functions.contains("get_init_inputs")) {
     text += "\n\ndef get_init_inputs():\n    return []\n";
@@ -333,12 +422,27 @@ std::string kernel_problem_text(const KernelReference& reference) {
   text += fmt::format(
       "\n\n{}\n\nclass Model(torch.nn.Module):\n    def forward(self, *args):\n"
       "        return _kf_call({}, args)\n",
-      call_helper(reference.writes), reference.entry);
+      call_helper(reference.writes, keywords), reference.entry);
   return text;
 }
 
+std::map<int, std::string> spec_keywords(std::string_view spec_text) {
+  std::map<int, std::string> keywords;
+  const auto spec = nlohmann::json::parse(spec_text, nullptr, false);
+  if (!spec.is_object() || !spec.contains("inputs") || !spec["inputs"].is_array()) {
+    return keywords;  // kernel_problem_text reports a malformed spec
+  }
+  for (std::size_t i = 0; i < spec["inputs"].size(); ++i) {
+    if (auto keyword = keyword_of(spec["inputs"][i], fmt::format("inputs[{}]", i))) {
+      keywords.emplace(static_cast<int>(i), std::move(*keyword));
+    }
+  }
+  return keywords;
+}
+
 std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
-                                  const std::vector<int>& writes) {
+                                  const std::vector<int>& writes,
+                                  const std::map<int, std::string>& keywords) {
   auto text = split_test_block(variant_source).code;
   if (!text.empty() && text.back() != '\n') {
     text += '\n';
@@ -347,7 +451,7 @@ std::string kernel_candidate_text(std::string_view variant_source, const std::st
                     "\n\n{} the candidate's adapter (generated; not part of the drop-in file)\n"
                     "import torch\n\n\n{}\n\nclass ModelNew(torch.nn.Module):\n"
                     "    def forward(self, *args):\n        return _kf_call({}, args)\n",
-                    kAdapterMarker, call_helper(writes), entry);
+                    kAdapterMarker, call_helper(writes, keywords), entry);
 }
 
 std::string kernel_drop_in_text(std::string_view candidate_text, std::string_view test_block) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,10 +49,16 @@ std::vector<int> inferred_writes(const ObservedCall& call, const std::string& en
 // std::runtime_error when a file cannot be read.
 std::string kernel_problem_text(const KernelReference& reference);
 
+// The inputs a spec passes by name (`"keyword": "out"`, a keyword-only parameter of the wrapper): input
+// index -> parameter name. Empty for a spec without them; throws std::invalid_argument for a keyword
+// that is not an identifier.
+std::map<int, std::string> spec_keywords(std::string_view spec_text);
+
 // A variant's text as a candidate: its code, then a ModelNew whose forward calls `entry` as the
-// problem's Model calls the original (the same `writes`).
+// problem's Model calls the original (the same `writes`, the same inputs passed by name).
 std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
-                                  const std::vector<int>& writes);
+                                  const std::vector<int>& writes,
+                                  const std::map<int, std::string>& keywords = {});
 
 // A candidate made by kernel_candidate_text (possibly rewritten since) as a drop-in file: the adapter
 // removed and `test_block` put back.

@@ -43,7 +43,8 @@ struct GoldPass {
   fs::path problem;
   std::vector<int> writes;
   bool writes_inferred = false;
-  std::string problem_error;  // why no reference problem could be made
+  std::map<int, std::string> keywords;  // inputs the wrapper takes by name
+  std::string problem_error;            // why no reference problem could be made
   double seconds = 0.0;
 };
 
@@ -205,6 +206,7 @@ class TritonBenchBatch {
       call.returns_none = capture.value("returns_none", false);
       gold.writes = problem::inferred_writes(call, gold.entry, "the gold test block's call");
       gold.writes_inferred = !gold.writes.empty();
+      gold.keywords = problem::spec_keywords(capture["spec"].dump());
       const auto text = problem::kernel_problem_text(
           {item.gold_file, gold.entry, std::nullopt, gold.writes, capture["spec"].dump(2)});
       const auto folder = scratch_.directory() / "problems";
@@ -303,7 +305,8 @@ class TritonBenchBatch {
     job.settings = settings_.base;
     job.settings.problem_path = gold.problem;
     job.settings.candidate_path = item.origin;
-    job.settings.candidate_text = problem::kernel_candidate_text(code, gold.entry, gold.writes);
+    job.settings.candidate_text =
+        problem::kernel_candidate_text(code, gold.entry, gold.writes, gold.keywords);
     job.settings.entry_point = gold.entry;  // messages name the wrapper the answer wrote
     return job;
   }

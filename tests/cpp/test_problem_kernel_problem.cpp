@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -150,6 +151,66 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
                                     {},
                                     R"({"inputs": [{"shape": [2], "dtype": "int32", "unique": 1}]})"}),
                std::invalid_argument);
+}
+
+TEST_F(KernelProblemFiles, TheWrapperMayBeAnAutogradFunctionsApplyOrAnAliasOfIt) {
+  const auto kernel = write("copy.py", std::string(kCode) + R"(
+
+class Copy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return copy(x)
+
+
+copy_fn = Copy.apply
+)" + kTestBlock);
+  const std::string spec = R"({"inputs": [{"shape": [8], "dtype": "float32"}]})";
+  EXPECT_NE(
+      kernel_problem_text({kernel, "Copy.apply", std::nullopt, {}, spec}).find("_kf_call(Copy.apply, args)"),
+      std::string::npos);
+  EXPECT_NE(kernel_problem_text({kernel, "copy_fn", std::nullopt, {}, spec}).find("_kf_call(copy_fn, args)"),
+            std::string::npos);
+  for (const char* entry : {"Missing.apply", "copy.apply", "Copy.", "Copy.apply()", "Copy.a.b"}) {
+    EXPECT_THROW(kernel_problem_text({kernel, entry, std::nullopt, {}, spec}), std::invalid_argument)
+        << entry;
+  }
+}
+
+TEST_F(KernelProblemFiles, DtypeAndDeviceArgumentsAreCheckedAndMadeAgain) {
+  const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
+  const auto text = kernel_problem_text({kernel,
+                                         "copy",
+                                         std::nullopt,
+                                         {},
+                                         R"({"inputs": [{"torch_dtype": "float16"}, {"triton_dtype": "fp8e5"},
+                                                        {"device": "cuda:0"}]})"});
+  EXPECT_NE(text.find(R"({\"torch_dtype\":\"float16\"})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"({\"triton_dtype\":\"fp8e5\"})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"({\"device\":\"cuda:0\"})"), std::string::npos) << text;
+  EXPECT_NE(text.find("triton.language.dtype(spec[\"triton_dtype\"])"), std::string::npos);
+  for (const char* bad :
+       {R"({"inputs": [{"torch_dtype": "float128"}]})", R"({"inputs": [{"triton_dtype": 16}]})",
+        R"({"inputs": [{"device": null}]})", R"({"inputs": [{"torch_dtype": "os.system"}]})"}) {
+    EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, bad}), std::invalid_argument) << bad;
+  }
+}
+
+TEST_F(KernelProblemFiles, InputsMarkedAsKeywordsArePassedByNameOnBothSides) {
+  const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
+  const std::string spec = R"({"inputs": [{"shape": [8], "dtype": "float32"},
+                                          {"shape": [8], "dtype": "float32", "keyword": "out"}]})";
+  EXPECT_EQ(spec_keywords(spec), (std::map<int, std::string>{{1, "out"}}));
+  EXPECT_TRUE(spec_keywords(R"({"inputs": [{"value": 1}]})").empty());
+  const auto problem = kernel_problem_text({kernel, "copy", std::nullopt, {1}, spec});
+  EXPECT_NE(problem.find("_KF_KEYWORDS = {1: \"out\"}"), std::string::npos) << problem;
+  const auto candidate = kernel_candidate_text(kCode, "copy", {1}, spec_keywords(spec));
+  EXPECT_NE(candidate.find("_KF_KEYWORDS = {1: \"out\"}"), std::string::npos) << candidate;
+  EXPECT_NE(kernel_candidate_text(kCode, "copy", {}).find("_KF_KEYWORDS = {}"), std::string::npos);
+  EXPECT_THROW(spec_keywords(R"({"inputs": [{"value": 1, "keyword": "not a name"}]})"),
+               std::invalid_argument);
+  EXPECT_THROW(
+      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": 1, "keyword": 3}]})"}),
+      std::invalid_argument);
 }
 
 TEST(KernelProblem, TheSuitesFirstFileComesBackAsItWas) {

@@ -51,3 +51,30 @@ def test_without_a_launching_call_the_first_called_function_is_taken() -> None:
 def test_a_test_block_calling_no_function_of_the_file_is_a_usage_error() -> None:
     with pytest.raises(CaptureError, match="calls no function of the file by name"):
         find_entry(CODE, "def test():\n    return torch.randn(8)\n")
+
+
+FUNCTION_CODE = (
+    CODE
+    + """
+
+class Scaled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, factor=2.0):
+        out = torch.empty_like(x)
+        _launch(x, out)
+        return out
+
+
+scaled_fn = Scaled.apply
+"""
+)
+
+
+def test_an_autograd_function_called_through_apply_is_the_wrapper() -> None:
+    test_block = "def test():\n    w = quantize(torch.randn(8))\n    return Scaled.apply(w.float())\n"
+    assert find_entry(FUNCTION_CODE, test_block) == "Scaled.apply"
+
+
+def test_a_module_level_alias_of_apply_is_the_wrapper() -> None:
+    test_block = "def test():\n    w = quantize(torch.randn(8))\n    return scaled_fn(w.float())\n"
+    assert find_entry(FUNCTION_CODE, test_block) == "scaled_fn"

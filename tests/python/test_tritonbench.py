@@ -338,3 +338,119 @@ def test_the_programs_run_in_warm_processes_and_give_what_fresh_ones_give() -> N
     }
     for row in warm["items"]:
         assert {"gold", "call", "verdict"} <= set(row["seconds"]), row["seconds"]
+
+
+# Golds whose wrappers take what real TritonBench files pass: an autograd Function called through
+# `.apply`, a keyword-only output argument, and dtype and device arguments (torch's and Triton's).
+SHARED_KERNEL = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scaled_copy_kernel(x_ptr, out_ptr, n, scale, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(COMPUTE)
+    tl.store(out_ptr + offsets, x * scale, mask=mask)
+"""
+
+APPLY_GOLD = (
+    SHARED_KERNEL
+    + """
+
+class ScaledCopy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale=2.0):
+        out = torch.empty_like(x)
+        grid = (triton.cdiv(x.numel(), 128),)
+        _scaled_copy_kernel[grid](x, out, x.numel(), scale, COMPUTE=tl.float32, BLOCK=128)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2.0, None
+"""
+    + SEPARATOR
+    + """
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_scaled_copy():
+    x = torch.randn(700, device=DEVICE)
+    return {"test_case_1": ScaledCopy.apply(x), "test_case_2": ScaledCopy.apply(x, 0.5)}
+
+
+result_gold = test_scaled_copy()
+"""
+)
+
+KEYWORD_ONLY_GOLD = (
+    SHARED_KERNEL
+    + """
+
+def scaled_into(x, /, *, out, scale=3.0):
+    grid = (triton.cdiv(x.numel(), 128),)
+    _scaled_copy_kernel[grid](x, out, x.numel(), scale, COMPUTE=tl.float32, BLOCK=128)
+    return out
+"""
+    + SEPARATOR
+    + """
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_scaled_into():
+    x = torch.randn(900, device=DEVICE)
+    out = torch.empty_like(x)
+    scaled_into(x, out=out)
+    return {"test_case_1": out}
+
+
+result_gold = test_scaled_into()
+"""
+)
+
+DTYPE_GOLD = (
+    SHARED_KERNEL
+    + """
+
+def scaled_cast(x, out_dtype, device, compute=tl.float32):
+    out = torch.empty(x.shape, dtype=out_dtype, device=device)
+    grid = (triton.cdiv(x.numel(), 128),)
+    _scaled_copy_kernel[grid](x, out, x.numel(), 1.5, COMPUTE=compute, BLOCK=128)
+    return out
+"""
+    + SEPARATOR
+    + """
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_scaled_cast():
+    x = torch.randn(600, device=DEVICE)
+    return {"test_case_1": scaled_cast(x, torch.float16, torch.device(DEVICE), compute=tl.float32)}
+
+
+result_gold = test_scaled_cast()
+"""
+)
+
+
+def test_golds_calling_apply_keyword_only_and_taking_dtypes_and_devices_are_accepted(tmp_path: Path) -> None:
+    gold = tmp_path / "checkout" / "data" / "TritonBench_G_v1"
+    gold.mkdir(parents=True)
+    for name, text in {
+        "scaled_copy": APPLY_GOLD,
+        "scaled_into": KEYWORD_ONLY_GOLD,
+        "scaled_cast": DTYPE_GOLD,
+    }.items():
+        (gold / f"{name}.py").write_text(text)
+    code, report, err = tritonbench("--tritonbench", str(tmp_path / "checkout"), "--channel", "G")
+    assert code == 0, err
+    assert report is not None
+    items = rows(report)
+    assert items["scaled_copy"]["entry"] == "ScaledCopy.apply"
+    assert items["scaled_into"]["entry"] == "scaled_into"
+    assert items["scaled_into"]["writes"] == [1] and items["scaled_into"]["writes_inferred"]
+    assert items["scaled_cast"]["entry"] == "scaled_cast"
+    for name, item in items.items():
+        assert item["verdict"]["outcome"] == "accepted", (name, item["verdict"]["summary"])

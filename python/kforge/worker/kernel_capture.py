@@ -88,15 +88,28 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
         return entry
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": value}
+    if isinstance(value, torch.dtype):
+        return {"torch_dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.device):
+        return {"device": str(value)}  # drawn as the evaluation's device
+    if _is_triton_dtype(value):
+        return {"triton_dtype": value.name}
     if isinstance(value, (tuple, list)) and all(
         item is None or isinstance(item, (bool, int, float, str)) for item in value
     ):  # a window, a stride or a block-shape configuration
         return {"value": list(value), "sequence": type(value).__name__}
     raise CaptureError(
         "capture",
-        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings, None "
-        "and tuples or lists of those: write a spec (--inputs) or a get_inputs() instead",
+        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings, None, "
+        "tuples or lists of those, torch and Triton dtypes and devices: write a spec (--inputs) or a "
+        "get_inputs() instead",
     )
+
+
+def _is_triton_dtype(value: Any) -> bool:
+    """A `tl.float8e5`-style Triton dtype (checked without importing Triton where it is not loaded)."""
+    language = sys.modules.get("triton.language")
+    return language is not None and type(value) is language.dtype
 
 
 def load_module(path: Path, code: str) -> types.ModuleType:
@@ -118,26 +131,51 @@ def is_triton_kernel(node: ast.FunctionDef) -> bool:
     return False
 
 
+def _launches(node: ast.AST, kernels: set[str]) -> bool:
+    """Whether `node` contains a launch `kernel[grid](...)` of one of the file's kernels."""
+    return any(
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Subscript)
+        and isinstance(inner.func.value, ast.Name)
+        and inner.func.value.id in kernels
+        for inner in ast.walk(node)
+    )
+
+
+def _called_names(node: ast.AST) -> set[str]:
+    """Names `node` calls directly, and classes whose `.apply` it calls (an autograd Function)."""
+    called: set[str] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+            called.add(inner.func.id)
+        elif (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and isinstance(inner.func.value, ast.Name)
+        ):
+            called.add(inner.func.value.id)
+    return called
+
+
 def _launching_functions(tree: ast.Module) -> set[str]:
-    """Module-level functions from which a Triton launch (`kernel[grid](...)`) is reachable through calls
-    by name to the file's own functions."""
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    kernels = {name for name, node in functions.items() if is_triton_kernel(node)}
-    launching: set[str] = set()
-    calls: dict[str, set[str]] = {}
-    for name, node in functions.items():
-        if name in kernels:
-            continue
-        calls[name] = set()
-        for inner in ast.walk(node):
-            if not isinstance(inner, ast.Call):
-                continue
-            launch = isinstance(inner.func, ast.Subscript)
-            target = inner.func.value if launch else inner.func
-            if isinstance(target, ast.Name) and target.id in kernels and launch:
-                launching.add(name)
-            elif isinstance(target, ast.Name) and target.id in functions:
-                calls[name].add(target.id)
+    """Module-level callables (functions, classes such as autograd Functions, aliases like
+    `f = Fn.apply`) from which a Triton launch (`kernel[grid](...)`) is reachable through calls by name
+    to the file's own functions and classes."""
+    bodies: dict[str, ast.AST] = {}
+    kernels: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            if is_triton_kernel(node):
+                kernels.add(node.name)
+            else:
+                bodies[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            bodies[node.name] = node
+    aliases = module_aliases(tree)
+    callables = set(bodies) | set(aliases)
+    launching = {name for name, body in bodies.items() if _launches(body, kernels)}
+    calls = {name: _called_names(body) & callables for name, body in bodies.items()}
+    calls.update({name: {target.split(".")[0]} for name, target in aliases.items()})
     changed = True
     while changed:  # callers of launching functions launch too
         grown = {name for name, called in calls.items() if called & launching}
@@ -146,29 +184,76 @@ def _launching_functions(tree: ast.Module) -> set[str]:
     return launching
 
 
+def module_aliases(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound to a class's attribute (`chunk_fn = ChunkFunction.apply`): name -> target."""
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    aliases: dict[str, str] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id in classes
+        ):
+            aliases[node.targets[0].id] = f"{node.value.value.id}.{node.value.attr}"
+    return aliases
+
+
 def find_entry(code: str, test_block: str) -> str:
-    """The wrapper: the first function defined in `code` (not a Triton kernel) that `test_block` calls by
-    name and from which a Triton launch is reachable; else the first it calls (a test block often prepares
-    its inputs with a helper of the file, such as a quantiser, before it calls the wrapper)."""
+    """The wrapper: the first callable of `code` that `test_block` calls and from which a Triton launch is
+    reachable; else the first it calls (a test block often prepares its inputs with a helper of the file,
+    such as a quantiser, before it calls the wrapper). Callables are module-level functions (not Triton
+    kernels), names bound to a class's method (`fn = Fn.apply`) and `Cls.apply` of a class of the file (an
+    autograd Function, called as `Cls.apply(...)`)."""
     try:
         tree = ast.parse(code)
         functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-        defined = {node.name for node in functions if not is_triton_kernel(node)}
+        classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+        defined = {node.name for node in functions if not is_triton_kernel(node)} | set(module_aliases(tree))
         calls = [node for node in ast.walk(ast.parse(test_block)) if isinstance(node, ast.Call)]
     except SyntaxError as failure:
         raise CaptureError("usage", f"the file does not parse: {failure}") from None
-    called = sorted(
-        (node.lineno, node.col_offset, node.func.id)
-        for node in calls
-        if isinstance(node.func, ast.Name) and node.func.id in defined
-    )
+    called: list[tuple[int, int, str, str]] = []  # line, column, entry, the name that must launch
+    for node in calls:
+        if isinstance(node.func, ast.Name) and node.func.id in defined:
+            called.append((node.lineno, node.col_offset, node.func.id, node.func.id))
+        elif (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "apply"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in classes
+        ):
+            owner = node.func.value.id
+            called.append((node.lineno, node.col_offset, f"{owner}.apply", owner))
     if not called:
         raise CaptureError(
             "usage",
             "the test block calls no function of the file by name; give --entry NAME (the wrapper)",
         )
+    called.sort()
     launching = _launching_functions(tree)
-    return next((name for _, _, name in called if name in launching), called[0][2])
+    return next((entry for _, _, entry, name in called if name in launching), called[0][2])
+
+
+def resolve_entry(namespace: dict[str, Any], entry: str) -> Any:
+    """The callable `entry` names in a module's namespace: NAME, or OWNER.ATTRIBUTE (`Fn.apply`)."""
+    owner, _, attribute = entry.partition(".")
+    value = namespace.get(owner)
+    if attribute:
+        value = getattr(value, attribute, None) if value is not None else None
+    if not callable(value):
+        raise CaptureError("usage", f"the file has no function {entry}; --entry names the wrapper")
+    return value
+
+
+def replace_entry(namespace: dict[str, Any], entry: str, replacement: Any) -> None:
+    owner, _, attribute = entry.partition(".")
+    if attribute:
+        setattr(namespace[owner], attribute, replacement)
+    else:
+        namespace[owner] = replacement
 
 
 def tensor_bytes(arguments: list[Any]) -> int:
@@ -179,14 +264,55 @@ def _copies(arguments: list[Any]) -> list[Any]:
     return [v.detach().clone() if isinstance(v, torch.Tensor) else v for v in arguments]
 
 
-def positional_signature(wrapper: Callable[..., Any], entry: str) -> inspect.Signature:
-    """The wrapper's signature; kernel mode calls it positionally, so only such parameters are taken."""
-    signature = inspect.signature(wrapper)
-    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in signature.parameters.values()):
+def call_signature(wrapper: Callable[..., Any], entry: str) -> inspect.Signature | None:
+    """The wrapper's signature, which orders the recorded arguments: positional parameters, then the
+    items of *args, then keyword-only parameters (which kernel mode's adapter passes back by name). None
+    for an autograd Function's `apply` (its forward's parameters after ctx are taken, positionally) or a
+    callable without one. **kwargs are refused: their names could not be given back."""
+    target = wrapper
+    owner = getattr(wrapper, "__self__", None)
+    if isinstance(owner, type) and issubclass(owner, torch.autograd.Function):
+        target = owner.forward
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    if target is not wrapper and not _has_own_setup_context(owner):
+        parameters = list(signature.parameters.values())[1:]  # ctx
+        signature = signature.replace(parameters=parameters)
+    if any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
         raise CaptureError(
-            "usage", f"{entry}{signature}: kernel mode calls the wrapper with positional arguments only"
+            "usage", f"{entry}{signature}: kernel mode cannot call a wrapper through **kwargs; give --entry"
         )
     return signature
+
+
+def _has_own_setup_context(owner: type) -> bool:
+    """A Function with its own setup_context takes no ctx in forward."""
+    return getattr(owner, "setup_context", None) is not getattr(
+        torch.autograd.Function, "setup_context", None
+    )
+
+
+def ordered_arguments(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[Any], dict[int, str]]:
+    """One call's arguments in the order call_signature describes, defaults filled in, and which of them
+    are keyword-only parameters (index -> name), passed back by name."""
+    if signature is None:
+        if kwargs:
+            raise CaptureError("usage", "the wrapper was called with keywords it has no signature for")
+        return list(args), {}
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    ordered: list[Any] = []
+    keywords: dict[int, str] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind == inspect.Parameter.KEYWORD_ONLY:
+            keywords[len(ordered)] = name
+        ordered.extend(value if kind == inspect.Parameter.VAR_POSITIONAL else [value])
+    return ordered, keywords
 
 
 @dataclass
@@ -195,6 +321,7 @@ class RecordedCall:
     arguments: list[Any]  # copies of the arguments as they were before the call, keywords bound in order
     writes: list[int]  # tensor arguments whose bytes the call changed
     returned_none: bool
+    keywords: dict[int, str]  # arguments passed by name (keyword-only parameters)
 
 
 class CallRecorder:
@@ -203,20 +330,18 @@ class CallRecorder:
 
     def __init__(self, wrapper: Callable[..., Any], entry: str, case: int | None) -> None:
         self.wrapper, self.entry, self.case = wrapper, entry, case
-        self.signature = positional_signature(wrapper, entry)
+        self.signature = call_signature(wrapper, entry)
         self.calls = 0
         self.kept: RecordedCall | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        arguments = list(bound.arguments.values())
+        arguments, keywords = ordered_arguments(self.signature, args, kwargs)
         index, self.calls = self.calls, self.calls + 1
         if not self._keeps(index, arguments):
             return self.wrapper(*args, **kwargs)
         before = _copies(arguments)
         result = self.wrapper(*args, **kwargs)
-        self.kept = RecordedCall(index, before, mutated_inputs(arguments, before), result is None)
+        self.kept = RecordedCall(index, before, mutated_inputs(arguments, before), result is None, keywords)
         return result
 
     def _keeps(self, index: int, arguments: list[Any]) -> bool:
@@ -234,6 +359,8 @@ class CallRecorder:
             raise CaptureError("test-block", f"the test block never called {self.entry}")
         kept = self.kept
         inputs = [describe_argument(i, value, i in kept.writes) for i, value in enumerate(kept.arguments)]
+        for index, name in kept.keywords.items():
+            inputs[index]["keyword"] = name
         return {
             "spec": {"inputs": inputs},
             "entry": self.entry,
@@ -249,11 +376,8 @@ def install_recorder(
 ) -> CallRecorder:
     """Replaces the wrapper (found from the test block when not named) in the file's namespace."""
     entry = entry or find_entry(code, test_block)
-    wrapper = namespace.get(entry)
-    if not callable(wrapper):
-        raise CaptureError("usage", f"the file has no function {entry}; --entry names the wrapper")
-    recorder = CallRecorder(wrapper, entry, case)
-    namespace[entry] = recorder
+    recorder = CallRecorder(resolve_entry(namespace, entry), entry, case)
+    replace_entry(namespace, entry, recorder)
     return recorder
 
 
@@ -293,9 +417,7 @@ def probe(problem_path: Path, entry: str, small: bool, sizes: dict[str, str], se
         module = load_module(problem_path, problem_path.read_text())
     except Exception as failure:  # noqa: BLE001 - the file's own error
         raise CaptureError("import", f"{type(failure).__name__}: {failure}") from None
-    wrapper = module.__dict__.get(entry)
-    if not callable(wrapper):
-        raise CaptureError("usage", f"the file has no function {entry}; --entry names the wrapper")
+    wrapper = resolve_entry(module.__dict__, entry)
     try:
         apply_size_overrides(module, small, sizes)
     except Exception as failure:  # noqa: BLE001 - a WorkerError saying which size
@@ -305,7 +427,8 @@ def probe(problem_path: Path, entry: str, small: bool, sizes: dict[str, str], se
     try:
         arguments = [to_device(value, device) for value in module.get_inputs()]
         before = _copies(arguments)
-        result = wrapper(*arguments)
+        call = module.__dict__.get("_kf_invoke", lambda entry, args: entry(*args))  # the adapter's own call
+        result = call(wrapper, arguments)
     except Exception as failure:  # noqa: BLE001 - the wrapper's own error: the verdict will say it again
         raise CaptureError("probe", f"the wrapper failed: {type(failure).__name__}: {failure}") from None
     return {"entry": entry, "writes": mutated_inputs(arguments, before), "returns_none": result is None}

@@ -44,7 +44,10 @@ def select_device(spec: str) -> torch.device:
 
 
 def to_device(value: Any, device: torch.device) -> Any:
-    """A problem input on `device`: tensors are moved, anything else (sizes, flags) is kept."""
+    """A problem input on `device`: tensors are moved, a device argument becomes `device` (a wrapper that
+    takes the device to allocate on), anything else (sizes, flags) is kept."""
+    if isinstance(value, torch.device):
+        return device
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 

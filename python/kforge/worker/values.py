@@ -6,6 +6,7 @@ Floats travel as hex strings so they round-trip exactly (NaN and infinities incl
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +47,22 @@ def dtype_from_name(name: str) -> torch.dtype:
         raise ValueError(f"unsupported dtype {name!r}; kforge supports {sorted(DTYPES_BY_NAME)}") from None
 
 
+def _is_triton_dtype(value: Any) -> bool:
+    language = sys.modules.get("triton.language")  # a value of Triton's can only exist once it is loaded
+    return language is not None and type(value) is language.dtype
+
+
+def _triton_dtype(name: Any) -> Any:
+    import triton.language as tl
+
+    if (
+        not isinstance(name, str)
+        or name not in tl.dtype.SINT_TYPES + tl.dtype.UINT_TYPES + tl.dtype.FP_TYPES + tl.dtype.OTHER_TYPES
+    ):
+        raise ValueError(f"unknown Triton dtype {name!r}")
+    return tl.dtype(name)
+
+
 def encode(value: Any, export_tensor: TensorExporter) -> dict[str, Any]:
     if isinstance(value, torch.Tensor):
         return {"t": "tensor", **export_tensor(value)}
@@ -61,6 +78,10 @@ def encode(value: Any, export_tensor: TensorExporter) -> dict[str, Any]:
         return {"t": "str", "v": value}
     if isinstance(value, torch.dtype):
         return {"t": "dtype", "v": dtype_name(value)}
+    if isinstance(value, torch.device):
+        return {"t": "device", "v": str(value)}
+    if _is_triton_dtype(value):
+        return {"t": "triton_dtype", "v": value.name}
     if isinstance(value, (list, tuple)):
         kind = "tuple" if isinstance(value, tuple) else "list"
         return {"t": kind, "v": [encode(item, export_tensor) for item in value]}
@@ -80,6 +101,8 @@ def decode(data: Any, import_tensor: TensorImporter) -> Any:
         "float": float.fromhex,
         "str": str,
         "dtype": dtype_from_name,
+        "device": torch.device,
+        "triton_dtype": _triton_dtype,
     }
     if tag in simple:
         return simple[tag](data.get("v"))
