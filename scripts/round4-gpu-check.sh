@@ -49,7 +49,7 @@ for part in "$@"; do
       ;;
     tritonbench)
       view=${TB_VIEW:-ext/tbG}
-      timeout 520 "$KFORGE" eval --tritonbench "$view" --channel G --device cuda:0 -j "${TB_JOBS:-8}" \
+      timeout "${TB_TIMEOUT:-520}" "$KFORGE" eval --tritonbench "$view" --channel G --device cuda:0 -j "${TB_JOBS:-8}" \
         --time-budget "${TIME_BUDGET:-2}" --no-store --output "$dir/gold-G-a-k.json" \
         >"$dir/gold-G-a-k.txt" 2>"$dir/gold-G-a-k.err"
       echo "== gold G a-k: exit $? in $(( $(date +%s) - start )) s"

@@ -110,17 +110,17 @@ ModuleNames module_names(const std::string& code, const std::filesystem::path& f
 }
 
 const std::set<std::string>& known_dtypes() {
-  static const std::set<std::string> dtypes{"float16", "bfloat16", "float32", "float64", "int8",
-                                            "int16",   "int32",    "int64",   "uint8",   "bool"};
+  static const std::set<std::string> dtypes{"float16",   "bfloat16",   "float32", "float64",
+                                            "complex64", "complex128", "int8",    "int16",
+                                            "int32",     "int64",      "uint8",   "bool"};
   return dtypes;
 }
 
 // One entry of the spec's "inputs", checked; `where` names it in errors.
 // An integer tensor's structure (a captured spec's): exact "values", or "unique"/"sorted" draws.
 void check_integer_structure(const nlohmann::json& input, nlohmann::json& checked, const std::string& where) {
-  const bool integer = checked["dtype"] != "bool" &&
-                       !checked["dtype"].get<std::string>().starts_with("float") &&
-                       checked["dtype"] != "bfloat16";
+  const auto dtype = checked["dtype"].get<std::string>();
+  const bool integer = dtype.starts_with("int") || dtype.starts_with("uint");
   if (const auto values = input.find("values"); values != input.end()) {
     if (!integer || !values->is_array() || !std::all_of(values->begin(), values->end(), [](const auto& item) {
           return item.is_number_integer();
@@ -205,7 +205,7 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   nlohmann::json checked = {{"shape", nlohmann::json::array()}, {"dtype", input["dtype"]}};
   if (!known_dtypes().contains(input["dtype"].get<std::string>())) {
     throw std::invalid_argument(
-        fmt::format("{}: dtype {} is not one of float16, bfloat16, float32, float64, "
+        fmt::format("{}: dtype {} is not one of float16, bfloat16, float32, float64, complex64, complex128, "
                     "int8, int16, int32, int64, uint8, bool",
                     where, input["dtype"].dump()));
   }
@@ -330,6 +330,8 @@ def _kf_input(spec):
     dtype = getattr(torch, spec["dtype"])
     if dtype == torch.bool:
         return torch.randint(0, 2, shape).bool()
+    if dtype.is_complex:
+        return torch.randn(shape, dtype=dtype)
     if dtype.is_floating_point:
         if "low" in spec:
             low, high = _kf_dimension(spec["low"]), _kf_dimension(spec["high"])

@@ -13,6 +13,11 @@ namespace {
 constexpr auto kHostMethods = std::to_array<std::string_view>(
     {"tolist", "numpy", "cpu", "__array__", "__dlpack__", "untyped_storage", "storage"});
 
+// What a storage object tells without its bytes: `x.untyped_storage().size()` sizes a buffer, it moves
+// nothing (real kernels use it to count the elements a view spans).
+constexpr auto kStorageMetadata = std::to_array<std::string_view>(
+    {"size", "nbytes", "data_ptr", "element_size", "device", "is_shared", "is_pinned"});
+
 // numpy functions that build a host array from their argument (a tensor, in a round trip).
 constexpr auto kNumpyConstructors = std::to_array<std::string_view>(
     {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.frombuffer",
@@ -62,7 +67,7 @@ class RoundTripChecker {
     if (method == nullptr || !tensor_like(*method->value)) {
       return;
     }
-    if (in_table(kHostMethods, method->attr)) {
+    if (in_table(kHostMethods, method->attr) && !metadata_only(call, method->attr)) {
       sink_.add(severity_, "`" + spelling(call) + "` moves tensor data to the host" + std::string(kWhy),
                 call.location);
     } else if (method->attr == "to" && moves_to_cpu(call)) {
@@ -76,6 +81,15 @@ class RoundTripChecker {
               "run time when the value comes from the inputs (host-transfer)",
           call.location);
     }
+  }
+
+  // `x.untyped_storage()` (or `.storage()`) whose only use is a metadata read such as `.size()`.
+  bool metadata_only(const source::Call& call, std::string_view method) const {
+    if (method != "untyped_storage" && method != "storage") {
+      return false;
+    }
+    const auto* use = source::node_cast<source::Attribute>(names_.parent(call));
+    return use != nullptr && use->value.get() == &call && in_table(kStorageMetadata, use->attr);
   }
 
   bool moves_to_cpu(const source::Call& call) const {

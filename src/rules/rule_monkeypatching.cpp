@@ -38,6 +38,15 @@ constexpr auto kAttributeSetters = std::to_array<std::string_view>(
     {"builtins.setattr", "builtins.delattr", "builtins.object.__setattr__", "builtins.object.__delattr__",
      "builtins.type.__setattr__", "builtins.type.__delattr__"});
 
+// PyTorch's documented switches, which real kernel files set at import: they choose how PyTorch's own
+// matmuls and convolutions run in the candidate's process (where PyTorch compute is rejected anyway) and
+// change no code kforge relies on.
+constexpr auto kTorchSwitches =
+    std::to_array<std::string_view>({"torch.backends.cudnn.allow_tf32", "torch.backends.cudnn.benchmark",
+                                     "torch.backends.cuda.matmul.allow_tf32",
+                                     "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                                     "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"});
+
 // Class-level attributes whose assignment changes another object's type or lookup.
 constexpr auto kTypeAttributes =
     std::to_array<std::string_view>({"__class__", "__bases__", "__dict__", "__mro__"});
@@ -136,6 +145,9 @@ class MonkeypatchChecker {
     }
     const source::Expr* object = nullptr;
     if (const auto* attribute = source::node_cast<source::Attribute>(target)) {
+      if (in_table(kTorchSwitches, names_.resolve(target))) {
+        return;
+      }
       object = attribute->value.get();
       if (attribute->attr == "__class__" && !is_receiver(*object)) {
         report(target, std::string(verb) + " `" + spelling(target) + "`, the class of another object");

@@ -151,6 +151,16 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
                                     {},
                                     R"({"inputs": [{"shape": [2], "dtype": "int32", "unique": 1}]})"}),
                std::invalid_argument);
+  // Complex tensors are drawn from randn; they carry no integer structure.
+  const auto complex = kernel_problem_text(
+      {kernel, "copy", std::nullopt, {}, R"({"inputs": [{"shape": [4], "dtype": "complex64"}]})"});
+  EXPECT_NE(complex.find("if dtype.is_complex:"), std::string::npos);
+  EXPECT_THROW(kernel_problem_text({kernel,
+                                    "copy",
+                                    std::nullopt,
+                                    {},
+                                    R"({"inputs": [{"shape": [1], "dtype": "complex64", "values": [1]}]})"}),
+               std::invalid_argument);
 }
 
 TEST_F(KernelProblemFiles, TheWrapperMayBeAnAutogradFunctionsApplyOrAnAliasOfIt) {

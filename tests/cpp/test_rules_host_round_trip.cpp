@@ -47,6 +47,14 @@ TEST(HostRoundTripRule, TensorConversionsToTheHost) {
   expect_one_at(model_with("a = np.asarray(x)", "import numpy as np"), "np.asarray(x)");
 }
 
+TEST(HostRoundTripRule, AStoragesSizeIsMetadataButItsBytesAreNot) {
+  EXPECT_TRUE(check(model_with("n = x.untyped_storage().size() // x.element_size()")).empty());
+  EXPECT_TRUE(check(model_with("n = x.untyped_storage().nbytes()")).empty());
+  expect_one_at(model_with("raw = x.untyped_storage().tolist()"), "x.untyped_storage()");
+  expect_one_at(model_with("s = x.untyped_storage()"), "x.untyped_storage()");
+  expect_one_at(model_with("raw = bytes(x.storage())"), "x.storage()");
+}
+
 TEST(HostRoundTripRule, ItemOnlyWarns) {
   expect_one_at(model_with("s = x.sum().item()"), "x.sum().item()", Severity::warn);
 }

@@ -46,6 +46,18 @@ TEST(MonkeypatchingRule, AssignmentsToTorchAttributes) {
   expect_one_at(model_with("pass", "\ntorch.Tensor.__eq__ = lambda a, b: True\n"), "torch.Tensor.__eq__");
 }
 
+TEST(MonkeypatchingRule, PyTorchsDocumentedSwitchesMaybeSet) {
+  EXPECT_TRUE(check(model_with("pass",
+                               "\ntorch.backends.cudnn.allow_tf32 = True\n"
+                               "torch.backends.cuda.matmul.allow_tf32 = False\n"))
+                  .empty());
+  // Only those switches: another attribute of the same modules is still a patch.
+  expect_one_at(model_with("pass", "\ntorch.backends.cudnn.is_available = lambda: False\n"),
+                "torch.backends.cudnn.is_available");
+  expect_one_at(model_with("pass", "\ntorch.utils.deterministic.fill_uninitialized_memory = False\n"),
+                "torch.utils.deterministic.fill_uninitialized_memory");
+}
+
 TEST(MonkeypatchingRule, ThroughAliasesAndFromImports) {
   expect_one_at("import torch.nn.functional as F\n" + model_with("pass", "\nF.softmax = launch_copy\n"),
                 "F.softmax =");

@@ -2,7 +2,8 @@
 runs the reference under the candidate's allocation poisoning, and again with a second poison when an
 output holds poison; the elements that follow the poison are not compared and are counted, and an output
 that is never written at all is the problem's error. Both kinds of reference: a PyTorch Model and a Triton
-wrapper (kernel mode)."""
+wrapper (kernel mode). The same second run, made once per problem in any case, shows a reference that
+disagrees with itself on the same inputs: the problem's error too."""
 
 from __future__ import annotations
 
@@ -132,3 +133,23 @@ def test_a_triton_reference_that_leaves_rows_unwritten(tmp_path: Path) -> None:
     code, verdict, err = kernel_eval("--kernel", str(never), "--entry", "double_first_rows", "--no-small")
     assert code == 2
     assert verdict is not None and verdict["error"]["kind"] == "problem", verdict
+
+
+def test_a_reference_that_disagrees_with_itself_is_the_problems_error(tmp_path: Path) -> None:
+    # State kept between calls stands in for what real references do on a GPU (races, reads outside
+    # their inputs): the second run on the same inputs gives other values for some elements.
+    problem = tmp_path / "problem.py"
+    problem.write_text(
+        HALF_COLUMNS_PROBLEM.replace(
+            "    def forward(self, x):\n        out = torch.empty_like(x)",
+            "    calls = 0\n\n    def forward(self, x):\n        type(self).calls += 1\n"
+            "        out = torch.zeros_like(x)\n        out[0, -1] = float(type(self).calls)",
+        )
+    )
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half"))
+    run = run_eval(problem, candidate, "--no-small")
+    assert run.exit_code == 2, run.verdict
+    assert run.verdict["outcome"] == "error" and run.verdict["error"]["kind"] == "problem"
+    message = run.verdict["error"]["message"]
+    assert "disagrees with itself" in message and "differed in 1 of 384 elements" in message, message

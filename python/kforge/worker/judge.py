@@ -32,6 +32,7 @@ from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
     may_hold_poison,
+    poison_elements,
     undefined_elements,
     uninitialized_memory_poisoned,
     uninitialized_memory_poisoned_differently,
@@ -89,6 +90,10 @@ class JudgeState:
     reference_cache_size: int = DEFAULT_REFERENCE_CACHE
     timer: SampleTimer | None = None
     compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
+    # Whether the reference was run twice on the same inputs yet, and what that showed if it disagreed
+    # with itself (every evaluation against it is then the problem's error).
+    determinism_checked: bool = False
+    nondeterminism: str | None = None
 
 
 def model_tensors(model: torch.nn.Module | None) -> list[torch.Tensor]:
@@ -277,6 +282,7 @@ class Judge:
         if state.device.type == "cpu":
             prepare_triton_interpreter()  # a Triton reference (kernel mode) runs as the candidate does
         state.problem_path = str(request["problem_path"])
+        state.determinism_checked, state.nondeterminism = False, None
         state.reference_cache_size = max(1, int(request.get("reference_cache", DEFAULT_REFERENCE_CACHE)))
         try:
             module_name = str(request.get("module_name", "kforge_problem"))
@@ -449,6 +455,8 @@ class Judge:
     def _computed_reference(self, seed: int, key: tuple[int, bool]) -> Reference:
         state = self.state
         assert state.problem is not None and state.model is not None, "load first"
+        if state.nondeterminism is not None:
+            raise WorkerError("problem", state.nondeterminism)
         try:
             torch.manual_seed(seed)
             inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
@@ -493,13 +501,19 @@ class Judge:
     ) -> list[torch.Tensor | None]:
         """Per output, the elements the reference leaves unwritten (None: every element is written).
 
-        Only an output holding torch's poison somewhere can have any: the reference then runs again, from
-        the same RNG state, with a second poison; what follows the poison is undefined. An output that is
-        undefined everywhere is the problem's error: there is nothing to compare."""
+        The reference runs again on the same inputs, from the same RNG state, with a second poison: for
+        an output holding torch's poison somewhere (only then can an element be unwritten), and once per
+        problem in any case. Elements apart by more than the tolerance are undefined where the first run
+        held the poison there, and otherwise show a reference that disagrees with itself: a race, a read
+        outside its inputs, state kept between calls. That is the problem's error, as is an output that
+        is undefined everywhere: there is nothing to compare."""
+        state = self.state
         tensors = [value if isinstance(value, torch.Tensor) else None for value in outputs]
-        if not any(tensor is not None and may_hold_poison(tensor) for tensor in tensors):
+        poisoned = any(tensor is not None and may_hold_poison(tensor) for tensor in tensors)
+        if not poisoned and state.determinism_checked:
             return [None] * len(outputs)
-        _restore_rng_state(self.state.device, rng)
+        state.determinism_checked = True
+        _restore_rng_state(state.device, rng)
         with uninitialized_memory_poisoned_differently():
             second = correctness.flatten_outputs(self._forward(inputs))
         masks: list[torch.Tensor | None] = []
@@ -509,6 +523,10 @@ class Judge:
                 masks.append(None)
                 continue
             mask = undefined_elements(tensor, other, correctness.default_tolerance(tensor.dtype))
+            disagreeing = mask & ~poison_elements(tensor)
+            if bool(disagreeing.any().item()):
+                state.nondeterminism = _nondeterminism_message(index, tensor, other, disagreeing)
+                raise WorkerError("problem", state.nondeterminism)
             if tensor.numel() and bool(mask.all().item()):
                 raise WorkerError(
                     "problem",
@@ -935,6 +953,23 @@ class Judge:
                     "differs from the reference at sampled elements"
                 )
         return failures
+
+
+def _nondeterminism_message(
+    index: int, first: torch.Tensor, second: torch.Tensor, disagreeing: torch.Tensor
+) -> str:
+    count = int(disagreeing.sum().item())
+    if first.is_floating_point():
+        gap = (first.double() - second.double()).abs()[disagreeing]
+        spread = f", by up to {float(gap.max().item()):.3g}"
+    else:
+        spread = ""
+    return (
+        f"the reference disagrees with itself: run twice on the same inputs, its output {index} "
+        f"({values.describe(first)}) differed in {count} of {first.numel()} elements{spread}. It races "
+        "(overlapping writes, unordered atomics), reads memory outside its inputs, or keeps state between "
+        "calls, so no candidate can be judged against it; make the reference deterministic"
+    )
 
 
 def _undefined_at(undefined: list[torch.Tensor | None], output: int) -> torch.Tensor | None:

@@ -39,7 +39,10 @@ from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
 from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
 
-DTYPES = {"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
+DTYPES = {
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+    "int8", "int16", "int32", "int64", "uint8", "bool",
+}  # fmt: skip
 
 
 class CaptureError(StagedError):
@@ -75,7 +78,7 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
                 "capture", f"argument {index} is a {dtype} tensor; kernel mode's specs take {sorted(DTYPES)}"
             )
         entry: dict[str, Any] = {"shape": list(value.shape), "dtype": dtype}
-        if value.numel() and dtype != "bool":
+        if value.numel() and dtype != "bool" and not value.is_complex():  # complex: drawn from randn
             low, high = value.min().item(), value.max().item()
             if value.is_floating_point():
                 if math.isfinite(low) and math.isfinite(high):

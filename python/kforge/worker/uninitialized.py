@@ -99,6 +99,18 @@ def may_hold_poison(tensor: torch.Tensor) -> bool:
     return bool((tensor == torch.iinfo(tensor.dtype).max).any().item())
 
 
+def poison_elements(tensor: torch.Tensor) -> torch.Tensor:
+    """Where the tensor holds torch's fill value (a bool mask of its shape): the elements that may be
+    unwritten."""
+    if tensor.is_complex():
+        return torch.isnan(torch.view_as_real(tensor)).any(dim=-1)
+    if tensor.is_floating_point():
+        return torch.isnan(tensor)
+    if tensor.dtype == torch.bool:
+        return tensor.clone()
+    return tensor == torch.iinfo(tensor.dtype).max
+
+
 def undefined_elements(first: torch.Tensor, second: torch.Tensor, tolerance: Tolerance) -> torch.Tensor:
     """The elements (a bool mask of first's shape) whose value followed the poison: NaN in one run and not
     in the other, or values apart by more than the tolerance (which keeps nondeterministic sums defined).
