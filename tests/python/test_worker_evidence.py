@@ -155,6 +155,23 @@ def test_inductors_buffer_reinterpretation_is_a_view_not_compute() -> None:
     )
 
 
+def test_complex_views_are_not_compute_and_a_storage_is_host_data_only_on_the_cpu() -> None:
+    # Real complex kernels view their tensors as real pairs around the launches (diag_ssm in TritonBench).
+    run_check(
+        """
+        z = torch.randn(8, dtype=torch.complex64)
+        with traced_forward(recorder, cpu) as trace:
+            torch.view_as_complex(torch.view_as_real(z))
+            z.real, z.imag
+        assert not trace.aten_compute, dict(trace.aten_compute)
+        assert not trace.aten_compute_profiled, dict(trace.aten_compute_profiled)
+        with traced_forward(recorder, cpu) as trace:
+            x.untyped_storage().size()
+        assert trace.host_transfers == {"untyped_storage": 1}, dict(trace.host_transfers)
+        """
+    )
+
+
 def test_a_removed_recorder_does_not_hide_compute_from_the_profiler() -> None:
     run_check(
         """

@@ -67,6 +67,7 @@ NON_COMPUTE_ATEN_OPS = frozenset((
     "flatten", "unflatten", "movedim", "contiguous", "clone", "copy_", "_to_copy", "to", "detach",
     "detach_", "alias", "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind",
     "resize_", "set_", "_local_scalar_dense", "is_nonzero", "cat", "stack", "sym_size", "sym_stride",
+    "view_as_real", "view_as_complex", "real", "imag", "_conj", "_neg_view",
     "sym_numel", "_has_compatible_shallow_copy_type", "record_stream", "_copy_from",
     "_copy_from_and_resize",
 ))
@@ -92,6 +93,9 @@ HOST_TRANSFER_METHODS = frozenset((
     "__repr__", "__str__", "__format__", "untyped_storage", "storage", "_typed_storage", "__dlpack__",
     "__reduce_ex__", "__reduce__", "__getstate__",
 ))
+# Storage access: on the CPU the storage is host memory Python can read; a GPU tensor's storage reaches
+# the host only through a copy, which CUPTI records (so `x.untyped_storage().size()` is no transfer there).
+STORAGE_METHODS = frozenset(("untyped_storage", "storage", "_typed_storage"))
 # fmt: on
 LAUNCH_RANGE = "kforge::launch"  # profiler range around every outermost Triton launch
 
@@ -451,6 +455,8 @@ class HostTransferRecorder(TorchFunctionMode):
 
     @staticmethod
     def _is_transfer(name: str, subject: torch.Tensor, args: Any, kwargs: dict[str, Any]) -> bool:
+        if name in STORAGE_METHODS and subject.device.type == "cuda":
+            return False
         if name in HOST_TRANSFER_METHODS:
             return True
         if subject.device.type == "cpu":
