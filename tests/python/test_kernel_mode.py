@@ -242,6 +242,10 @@ def test_a_test_block_that_cannot_give_inputs_is_an_error_that_says_why(tmp_path
             "negate(torch.rand(3000) * 4, scale=2)", "negate(torch.rand(3000) * 4)"
         ): "through **kwargs",
         TWO_CALLS.replace('"large": negate(torch.rand(3000) * 4, scale=2)', '"large": 2'): "",
+        # A test block that runs only as a script, as real files guard it, is run as one.
+        TWO_CALLS.replace(
+            "result_gold = test_negate()", 'if __name__ == "__main__":\n    result_gold = test_negate()'
+        ): "",
     }
     for text, message in cases.items():
         kernel.write_text(text)

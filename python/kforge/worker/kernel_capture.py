@@ -395,6 +395,7 @@ def record_calls(path: Path, entry: str | None, case: int | None) -> CallRecorde
     except Exception as failure:  # noqa: BLE001 - the file's own error, reported with its trace
         raise CaptureError("import", f"{type(failure).__name__}: {failure}") from None
     recorder = install_recorder(module.__dict__, code, test_block, entry, case)
+    module.__dict__["__name__"] = "__main__"  # the test block runs as a script (`if __name__ == "__main__":`)
     try:
         exec(compile("\n" * (first_line - 1) + test_block, str(path), "exec"), module.__dict__)
     except Exception as failure:  # noqa: BLE001 - the test block's own error
