@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from pathlib import Path
 
 from conftest import REPO, run_kforge
@@ -355,83 +356,64 @@ def _scaled_copy_kernel(x_ptr, out_ptr, n, scale, COMPUTE: tl.constexpr, BLOCK: 
     tl.store(out_ptr + offsets, x * scale, mask=mask)
 """
 
-APPLY_GOLD = (
-    SHARED_KERNEL
-    + """
 
-class ScaledCopy(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, scale=2.0):
-        out = torch.empty_like(x)
+def gold_file(wrapper: str, test_body: str) -> str:
+    """SHARED_KERNEL, the wrapper, and a test block whose `test_gold()` runs `test_body` on DEVICE."""
+    test = textwrap.indent(textwrap.dedent(test_body).strip(), "    ")
+    return (
+        f"{SHARED_KERNEL}\n{textwrap.dedent(wrapper)}{SEPARATOR}\n"
+        f'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"\n\n\ndef test_gold():\n{test}\n\n\n'
+        "result_gold = test_gold()\n"
+    )
+
+
+APPLY_GOLD = gold_file(
+    """
+    class ScaledCopy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale=2.0):
+            out = torch.empty_like(x)
+            grid = (triton.cdiv(x.numel(), 128),)
+            _scaled_copy_kernel[grid](x, out, x.numel(), scale, COMPUTE=tl.float32, BLOCK=128)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2.0, None
+    """,
+    """
+    x = torch.randn(700, device=DEVICE)
+    return {"test_case_1": ScaledCopy.apply(x), "test_case_2": ScaledCopy.apply(x, 0.5)}
+    """,
+)
+
+KEYWORD_ONLY_GOLD = gold_file(
+    """
+    def scaled_into(x, /, *, out, scale=3.0):
         grid = (triton.cdiv(x.numel(), 128),)
         _scaled_copy_kernel[grid](x, out, x.numel(), scale, COMPUTE=tl.float32, BLOCK=128)
         return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2.0, None
-"""
-    + SEPARATOR
-    + """
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def test_scaled_copy():
-    x = torch.randn(700, device=DEVICE)
-    return {"test_case_1": ScaledCopy.apply(x), "test_case_2": ScaledCopy.apply(x, 0.5)}
-
-
-result_gold = test_scaled_copy()
-"""
-)
-
-KEYWORD_ONLY_GOLD = (
-    SHARED_KERNEL
-    + """
-
-def scaled_into(x, /, *, out, scale=3.0):
-    grid = (triton.cdiv(x.numel(), 128),)
-    _scaled_copy_kernel[grid](x, out, x.numel(), scale, COMPUTE=tl.float32, BLOCK=128)
-    return out
-"""
-    + SEPARATOR
-    + """
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def test_scaled_into():
+    """,
+    """
     x = torch.randn(900, device=DEVICE)
     out = torch.empty_like(x)
     scaled_into(x, out=out)
     return {"test_case_1": out}
-
-
-result_gold = test_scaled_into()
-"""
+    """,
 )
 
-DTYPE_GOLD = (
-    SHARED_KERNEL
-    + """
-
-def scaled_cast(x, out_dtype, device, compute=tl.float32):
-    out = torch.empty(x.shape, dtype=out_dtype, device=device)
-    grid = (triton.cdiv(x.numel(), 128),)
-    _scaled_copy_kernel[grid](x, out, x.numel(), 1.5, COMPUTE=compute, BLOCK=128)
-    return out
-"""
-    + SEPARATOR
-    + """
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def test_scaled_cast():
+DTYPE_GOLD = gold_file(
+    """
+    def scaled_cast(x, out_dtype, device, compute=tl.float32):
+        out = torch.empty(x.shape, dtype=out_dtype, device=device)
+        grid = (triton.cdiv(x.numel(), 128),)
+        _scaled_copy_kernel[grid](x, out, x.numel(), 1.5, COMPUTE=compute, BLOCK=128)
+        return out
+    """,
+    """
     x = torch.randn(600, device=DEVICE)
     return {"test_case_1": scaled_cast(x, torch.float16, torch.device(DEVICE), compute=tl.float32)}
-
-
-result_gold = test_scaled_cast()
-"""
+    """,
 )
 
 
