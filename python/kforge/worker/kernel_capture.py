@@ -146,7 +146,8 @@ def _launches(node: ast.AST, kernels: set[str]) -> bool:
 
 
 def _called_names(node: ast.AST) -> set[str]:
-    """Names `node` calls directly, and classes whose `.apply` it calls (an autograd Function)."""
+    """Names `node` calls directly, and the receivers of the methods it calls (`Fn.apply(...)` calls
+    into the class Fn, an autograd Function of the file)."""
     called: set[str] = set()
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
