@@ -93,6 +93,7 @@ struct SideBatch {
   std::vector<double> samples_ms;
   double sample_cost_ms = 0.0;  // wall time of the loop per sample: sizes the rounds
   double wall_ms_per_call = -1.0;
+  double host_ms_per_call = -1.0;
   double sleep_us = 0.0;
   long host_exposed = 0;
   nlohmann::json warmup;
@@ -103,6 +104,7 @@ SideBatch side_batch(const CallResult& call, std::vector<double> samples) {
   batch.samples_ms = std::move(samples);
   batch.sample_cost_ms = number_or(call.body, "sample_cost_ms", 0.0);
   batch.wall_ms_per_call = number_or(call.body, "wall_ms_per_call", -1.0);
+  batch.host_ms_per_call = number_or(call.body, "host_ms_per_call", -1.0);
   batch.sleep_us = number_or(call.body, "sleep_us", 0.0);
   batch.host_exposed = call.body.value("host_exposed", 0L);
   batch.warmup = call.body.value("warmup", nlohmann::json(nullptr));
@@ -112,14 +114,16 @@ SideBatch side_batch(const CallResult& call, std::vector<double> samples) {
 // Everything a side's requests reported besides the samples kept in the measurement state.
 struct SideRecord {
   std::vector<double> wall_ms_per_call;  // one per request that measured it
+  std::vector<double> host_ms_per_call;  // the host enqueue time of those calls
   std::vector<double> sleep_us;
   long host_exposed = 0;
   long samples = 0;
   nlohmann::json warmup;
 
   void add(const SideBatch& batch) {
-    if (batch.wall_ms_per_call > 0.0) {
+    if (batch.wall_ms_per_call > 0.0 && batch.host_ms_per_call >= 0.0) {
       wall_ms_per_call.push_back(batch.wall_ms_per_call);
+      host_ms_per_call.push_back(batch.host_ms_per_call);
     }
     sleep_us.push_back(batch.sleep_us);
     host_exposed += batch.host_exposed;
@@ -131,6 +135,15 @@ struct SideRecord {
 
   double median_wall_ms() const {
     return wall_ms_per_call.empty() ? 0.0 : measure::summarize(wall_ms_per_call).median;
+  }
+
+  // This side's back-to-back calls as the control of the other's wall check.
+  WallControl wall_control(const std::vector<double>& samples_ms) const {
+    if (wall_ms_per_call.empty() || samples_ms.empty()) {
+      return {};
+    }
+    return {median_wall_ms(), measure::summarize(host_ms_per_call).median,
+            measure::summarize(samples_ms).median};
   }
 
   nlohmann::json to_json() const {
@@ -434,8 +447,9 @@ TimedOutputCheck timed_output_finding(EvalContext& context, const AlternatingTim
 // outputs of the timed calls (a candidate that behaves only when not timed fails here).
 bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
                        const measure::MeasurementState& state) {
-  auto findings = timing_integrity_findings(timer.candidate_batches(), context.evidence,
-                                            measure::summarize(state.candidate_samples_ms).median);
+  auto findings = timing_integrity_findings(
+      timer.candidate_batches(), context.evidence, measure::summarize(state.candidate_samples_ms).median,
+      timer.reference_record().wall_control(state.reference_samples_ms));
   const auto kept = context.candidate_call({{"op", "timed_output"}});
   if (!kept.ok) {
     context.fail_stage(StageName::performance,

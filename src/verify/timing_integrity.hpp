@@ -22,6 +22,15 @@ struct TimedBatch {
   double host_ms_per_call = -1.0;                      // the host's enqueue time of those calls
 };
 
+// The reference's back-to-back calls, measured in the same timing rounds as the candidate's: the control
+// for GPU work of other processes (a batch's other evaluations and programs share the GPU, and a stopped
+// program's queued kernels keep running), which lengthens both sides' wall-clock calls alike.
+struct WallControl {
+  double wall_ms_per_call = -1.0;  // the reference's median (-1: not measured)
+  double host_ms_per_call = -1.0;  // its host enqueue time
+  double timed_ms = 0.0;           // its median event time
+};
+
 // Cross-checks of the candidate's timing (docs/threat-model.md):
 // - timer-tampering: timing functions replaced, or event times adding up to more than the supervisor's
 //   wall clock;
@@ -31,9 +40,12 @@ struct TimedBatch {
 // - hidden-gpu-work: the profiler saw more GPU kernel time per forward than the timing events measured,
 //   or the timed calls' own back-to-back wall time (synchronised on every stream) far exceeds both their
 //   host enqueue time and their event time: work on streams the events do not cover (it would hide in
-//   the device sleep that precedes each sample).
+//   the device sleep that precedes each sample). Unless the reference's own back-to-back calls (`control`)
+//   show the same unexplained time in the same rounds: then the GPU was busy with other processes' work,
+//   and the candidate is held only to what it adds beyond the reference's.
 std::vector<rules::Finding> timing_integrity_findings(const std::vector<TimedBatch>& batches,
                                                       const RuntimeEvidence& evidence,
-                                                      double candidate_median_ms);
+                                                      double candidate_median_ms,
+                                                      const WallControl& control = {});
 
 }  // namespace kforge::verify

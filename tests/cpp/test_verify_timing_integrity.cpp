@@ -95,6 +95,24 @@ TEST(TimingIntegrity, WallTimePerCallFarAboveHostAndEventTimeIsHiddenWork) {
   EXPECT_EQ(findings[0].rule_id, "hidden-gpu-work");
 }
 
+// Other processes' kernels (a batch's stopped programs, its other evaluations) lengthen both sides'
+// back-to-back calls in the same rounds: the reference's calls are the control.
+TEST(TimingIntegrity, OutsideWorkThatSlowsTheReferenceAlikeIsNotHeldAgainstTheCandidate) {
+  auto timed = batch(50.0, {0.05, 0.05}, 2, 2);
+  timed.host_ms_per_call = 0.3;
+  timed.wall_ms_per_call = 2.4;  // as context_attn_nopad in a 16-job TritonBench run on one GPU
+  const auto evidence = gpu_evidence(1, 50.0);
+  EXPECT_EQ(timing_integrity_findings({timed}, evidence, 0.05).size(), 1U) << "no control: hidden work";
+  const WallControl contended{2.2, 0.3, 0.05};  // the reference waited as long on the same work
+  EXPECT_TRUE(timing_integrity_findings({timed}, evidence, 0.05, contended).empty());
+  const WallControl clean{0.31, 0.3, 0.05};  // the reference's calls ran clean: the excess is the candidate's
+  EXPECT_EQ(timing_integrity_findings({timed}, evidence, 0.05, clean).size(), 1U);
+  const WallControl slightly{0.9, 0.3, 0.05};  // some outside work, but far less than the candidate's
+  const auto findings = timing_integrity_findings({timed}, evidence, 0.05, slightly);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_NE(findings[0].message.find("the reference's calls in the same rounds"), std::string::npos);
+}
+
 TEST(TimingIntegrity, DeviceBoundCallsPassTheWallCheck) {
   auto timed = batch(500.0, {1.0, 1.0}, 2, 2);
   timed.host_ms_per_call = 0.02;
