@@ -38,6 +38,7 @@ from kforge.worker.answers import StagedError, write_answer
 from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
 from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
+from kforge.worker.values import is_triton_dtype
 
 DTYPES = {
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
@@ -95,7 +96,7 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
         return {"torch_dtype": str(value).removeprefix("torch.")}
     if isinstance(value, torch.device):
         return {"device": str(value)}  # drawn as the evaluation's device
-    if _is_triton_dtype(value):
+    if is_triton_dtype(value):
         return {"triton_dtype": value.name}
     if isinstance(value, (tuple, list)) and all(
         item is None or isinstance(item, (bool, int, float, str)) for item in value
@@ -107,12 +108,6 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
         "tuples or lists of those, torch and Triton dtypes and devices: write a spec (--inputs) or a "
         "get_inputs() instead",
     )
-
-
-def _is_triton_dtype(value: Any) -> bool:
-    """A `tl.float8e5`-style Triton dtype (checked without importing Triton where it is not loaded)."""
-    language = sys.modules.get("triton.language")
-    return language is not None and type(value) is language.dtype
 
 
 def load_module(path: Path, code: str) -> types.ModuleType:

@@ -87,15 +87,14 @@ COMPOSITE_NON_COMPUTE_ATEN_OPS = frozenset((
 NON_COMPUTE_LIBRARY_OPS = frozenset(("inductor::_reinterpret_tensor",))
 # Namespaces whose ops only annotate (record_function ranges): neither compute nor a body to trace.
 ANNOTATION_NAMESPACES = frozenset(("profiler",))
-# Tensor methods that read a tensor's values on the host (or hand them to code kforge cannot see).
-HOST_TRANSFER_METHODS = frozenset((
-    "tolist", "numpy", "item", "__array__", "__float__", "__int__", "__index__", "__bool__", "__complex__",
-    "__repr__", "__str__", "__format__", "untyped_storage", "storage", "_typed_storage", "__dlpack__",
-    "__reduce_ex__", "__reduce__", "__getstate__",
-))
 # Storage access: on the CPU the storage is host memory Python can read; a GPU tensor's storage reaches
 # the host only through a copy, which CUPTI records (so `x.untyped_storage().size()` is no transfer there).
 STORAGE_METHODS = frozenset(("untyped_storage", "storage", "_typed_storage"))
+# Tensor methods that read a tensor's values on the host (or hand them to code kforge cannot see).
+HOST_TRANSFER_METHODS = frozenset((
+    "tolist", "numpy", "item", "__array__", "__float__", "__int__", "__index__", "__bool__", "__complex__",
+    "__repr__", "__str__", "__format__", "__dlpack__", "__reduce_ex__", "__reduce__", "__getstate__",
+)) | STORAGE_METHODS
 # fmt: on
 LAUNCH_RANGE = "kforge::launch"  # profiler range around every outermost Triton launch
 

@@ -90,13 +90,7 @@ def uninitialized_memory_poisoned_differently() -> Iterator[None]:
 
 def may_hold_poison(tensor: torch.Tensor) -> bool:
     """Whether some element holds torch's fill value: only then can an element be unwritten."""
-    if tensor.numel() == 0:
-        return False
-    if tensor.is_floating_point() or tensor.is_complex():
-        return bool(torch.isnan(tensor).any().item())
-    if tensor.dtype == torch.bool:
-        return bool(tensor.any().item())
-    return bool((tensor == torch.iinfo(tensor.dtype).max).any().item())
+    return tensor.numel() > 0 and bool(poison_elements(tensor).any().item())
 
 
 def poison_elements(tensor: torch.Tensor) -> torch.Tensor:

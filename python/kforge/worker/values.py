@@ -47,7 +47,8 @@ def dtype_from_name(name: str) -> torch.dtype:
         raise ValueError(f"unsupported dtype {name!r}; kforge supports {sorted(DTYPES_BY_NAME)}") from None
 
 
-def _is_triton_dtype(value: Any) -> bool:
+def is_triton_dtype(value: Any) -> bool:
+    """A `tl.float8e5`-style Triton dtype (checked without importing Triton where it is not loaded)."""
     language = sys.modules.get("triton.language")  # a value of Triton's can only exist once it is loaded
     return language is not None and type(value) is language.dtype
 
@@ -80,7 +81,7 @@ def encode(value: Any, export_tensor: TensorExporter) -> dict[str, Any]:
         return {"t": "dtype", "v": dtype_name(value)}
     if isinstance(value, torch.device):
         return {"t": "device", "v": str(value)}
-    if _is_triton_dtype(value):
+    if is_triton_dtype(value):
         return {"t": "triton_dtype", "v": value.name}
     if isinstance(value, (list, tuple)):
         kind = "tuple" if isinstance(value, tuple) else "list"
