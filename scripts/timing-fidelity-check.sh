@@ -41,7 +41,8 @@ for part in "${parts[@]}"; do
       work=$(mktemp -d /tmp/kforge-fidelity-work.XXXXXX)
       timeout 540 "$PYTHON" bench/timing_fidelity/run_fidelity.py --kforge "$KFORGE" --python "$PYTHON" \
         --out "$OUT" --work "$work" --deadline "${FIDELITY_DEADLINE:-500}" \
-        --time-budget "${FIDELITY_TIME_BUDGET:-10}" 2>&1 | tee "$OUT/timing-fidelity.log"
+        --time-budget "${FIDELITY_TIME_BUDGET:-10}" --modes "${FIDELITY_MODES:-pytorch,kernel}" \
+        --phases "${FIDELITY_PHASES:-batch,standalone,repeat}" 2>&1 | tee "$OUT/timing-fidelity.log"
       tar -czf "$OUT/timing-fidelity-work.tar.gz" -C "$work" --exclude='*.sqlite' . 2>/dev/null
       ;;
     tritonbench)

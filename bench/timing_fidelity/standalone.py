@@ -3,7 +3,8 @@ triton and that file: the reference kforge's per-call times are compared with (b
 
 Method (the one kforge uses, written again here independently): before each sample the L2 is flushed
 (a write of max(2 x L2, 128 MiB)) and the stream sleeps (torch.cuda._sleep, calibrated with events) for
-3x the call's 90th-percentile host enqueue time, at least 20 µs; then CUDA events bracket the call.
+3x the call's 90th-percentile host enqueue time, at least 20 µs; then CUDA events bracket the call, and
+the host waits for the end event before it queues the next sample (nothing reaches the GPU mid-call).
 Samples follow a warm-up of at least 20 calls and 200 ms. Also triton.testing.do_bench (25 ms warm-up,
 100 ms of repetitions, median) on the same call.
 
@@ -69,6 +70,7 @@ class Blocked:
             start.record()
             call()
             end.record()
+            end.synchronize()
         torch.cuda.synchronize()
         return [start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends, strict=True)]
 

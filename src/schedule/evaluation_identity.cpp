@@ -37,6 +37,7 @@ store::EvaluationIdentity evaluation_identity(const verify::EvalSettings& settin
       {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
       {"generalise", settings.generalise},
       {"baseline", settings.baseline},
+      {"reference_beside", settings.reference_beside},
       {"sandbox", runner::environment_variable("KFORGE_SANDBOX")},
       {"sandbox_disable", runner::environment_variable("KFORGE_SANDBOX_DISABLE")},
       {"memory_gib", runner::environment_variable("KFORGE_CANDIDATE_MEMORY_GIB")},

@@ -40,6 +40,8 @@ struct EvalContext {
   InputSeeds seeds{process_input_key(), settings.seed};  // every input seed, from the secret key
   // The reference runs with perturbed parameters unless ModelNew's could not be found (lenient only).
   bool parameters_perturbed = true;
+  // The candidate worker built the problem's Model to time it beside the candidate (docs/verdict.md).
+  bool reference_beside = false;
 
   // A judge request for this evaluation: its trial key is tagged with the evaluation id and the
   // transfer folder added; on a GPU the call counts as shared use of the gate.

@@ -6,6 +6,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "runner/scratch_space.hpp"
 #include "runner/worker_launch.hpp"
 #include "source/code_extraction.hpp"
+#include "source/text_file.hpp"
 #include "verify/call_deadlines.hpp"
 #include "verify/correctness_stage.hpp"
 #include "verify/entry_point_names.hpp"
@@ -112,6 +114,7 @@ nlohmann::json settings_json(const EvalSettings& settings) {
           {"compile_timeout_s", settings.compile_timeout_s()},
           {"profile", settings.profile == rules::Profile::strict ? "strict" : "lenient"},
           {"generalise", settings.generalise},
+          {"reference_beside", settings.reference_beside},
           {"noise_target", settings.timing.noise_target},
           {"time_budget_s", settings.timing.time_budget_s}};
 }
@@ -214,6 +217,27 @@ bool accept_parameter_perturbation(EvalContext& context, const nlohmann::json& r
   return true;
 }
 
+// What the candidate worker needs to build the problem's Model as the judge did, so the reference can be
+// timed beside the candidate (docs/verdict.md, "Performance"): a copy of the problem file in the
+// candidate's own folder, the judge's size constants and seed. Only where a timing will compare eager
+// PyTorch on a GPU, and the user did not keep the problem out of the candidate's process.
+std::optional<nlohmann::json> reference_beside_request(const EvalContext& context) {
+  const auto& settings = context.settings;
+  if (!context.on_gpu || !settings.measure_performance || settings.baseline != "eager" ||
+      !settings.reference_beside) {
+    return std::nullopt;
+  }
+  const auto copy = fs::path(context.candidate_code_path).parent_path() / "reference.py";
+  try {
+    std::ofstream(copy, std::ios::binary) << source::read_text_file(context.session->problem_path());
+  } catch (const std::exception&) {
+    return std::nullopt;  // the judge read it at load; without a copy the timing compares two processes
+  }
+  return nlohmann::json{{"path", copy.string()},
+                        {"sizes", context.session->load_reply().value("sizes", nlohmann::json::object())},
+                        {"seed", settings.seed}};
+}
+
 // Stage 3: import the candidate and build ModelNew with the judge's seed and init inputs, then set the
 // reference's perturbed parameters in it. Its calls get the compile allowance: the first one waits for
 // the worker to start (Python, torch).
@@ -230,17 +254,19 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   const auto prepare = context.candidate_call_outside_gate(prepare_request);
   stage.details["device_setup_s"] = seconds_since(start);
   context.progress(StageName::compile, "importing the candidate and building ModelNew");
-  const auto load = !prepare.ok ? prepare
-                                : context.candidate_call(
-                                      {{"op", "load"},
-                                       {"device", context.verdict.device["device"]},
-                                       {"transfer_dir", context.transfer_dir},
-                                       {"candidate_path", context.candidate_code_path},
-                                       {"seed", context.settings.seed},
-                                       {"init_inputs", init["init_inputs"]},
-                                       {"parameters", init.value("parameters", nlohmann::json::object())},
-                                       {"forward_arity", context.session->load_reply()["input_count"]}},
-                                      context.deadlines.construction());
+  nlohmann::json load_request = {{"op", "load"},
+                                 {"device", context.verdict.device["device"]},
+                                 {"transfer_dir", context.transfer_dir},
+                                 {"candidate_path", context.candidate_code_path},
+                                 {"seed", context.settings.seed},
+                                 {"init_inputs", init["init_inputs"]},
+                                 {"parameters", init.value("parameters", nlohmann::json::object())},
+                                 {"forward_arity", context.session->load_reply()["input_count"]}};
+  if (const auto reference = reference_beside_request(context)) {
+    load_request["reference"] = *reference;
+  }
+  const auto load =
+      !prepare.ok ? prepare : context.candidate_call(load_request, context.deadlines.construction());
   stage.duration_s = seconds_since(start);
   if (!load.ok) {
     if (load.kind == "environment" || load.kind == "internal") {
@@ -252,6 +278,11 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   }
   if (!accept_parameter_perturbation(context, load.body.value("perturbation", nlohmann::json::object()))) {
     return false;
+  }
+  if (const auto beside = load.body.find("beside_reference");
+      beside != load.body.end() && beside->is_object()) {
+    context.reference_beside = beside->value("built", false);
+    stage.details["reference_beside"] = *beside;
   }
   stage.status = StageStatus::passed;
   const auto perturbed = stage.details["parameter_perturbation"].value("perturbed", 0);

@@ -41,6 +41,9 @@ struct EvalSettings {
   rules::Profile profile = rules::Profile::strict;
   bool generalise = true;          // run the generalisation trial (other sizes and constructor numbers)
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
+  // Time the reference in the candidate's process too, so both sides compare within one process (eager
+  // baseline, GPU); false: the problem's code never enters the candidate's process (docs/verdict.md).
+  bool reference_beside = true;
   std::optional<std::filesystem::path> python;
 
   // The compile stage's calls (device set-up, importing the candidate, building ModelNew).

@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 constexpr std::uint64_t kFootprintCopies = 8;
+constexpr std::uint64_t kBesideReferenceCopies = 1;  // the reference timed in the candidate's process
 constexpr std::uint64_t kBaseBytes = 2 * kGiB;
 constexpr std::uint64_t kContextBytes = kGiB;
 constexpr std::uint64_t kTransferCopies = 2;
@@ -34,8 +35,9 @@ std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint,
   if (const auto configured = runner::gpu_memory_limit_from_environment()) {
     return *configured;
   }
-  const std::uint64_t share = kBaseBytes + kFootprintCopies * footprint.total() +
-                              kReferenceWorkingCopies * footprint.reference_working_bytes;
+  const std::uint64_t share =
+      kBaseBytes + (kFootprintCopies + kBesideReferenceCopies) * footprint.total() +
+      (kReferenceWorkingCopies + kBesideReferenceCopies) * footprint.reference_working_bytes;
   return device_total_bytes > 0 ? std::min(share, device_total_bytes) : share;
 }
 

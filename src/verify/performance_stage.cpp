@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "measure/measurement_state.hpp"
+#include "measure/reference_basis.hpp"
 #include "measure/round_size.hpp"
 #include "measure/sample_statistics.hpp"
 #include "measure/speedup_estimate.hpp"
@@ -42,9 +43,10 @@ constexpr const char* kMethod =
     "the stream sleeps (torch.cuda._sleep) 3x the call's host enqueue time, so the whole call is queued "
     "before the start event; CUDA events bracket the call (host launch overhead excluded, cold L2); "
     "warm-up until steady; median; reference and candidate timed alike in paired rounds (at least 10) "
-    "over the same stretch of time; the input values rotate between samples and every timed output is "
-    "checked; speedup CI by percentile bootstrap; wall_per_call_ms (synchronised back-to-back calls, "
-    "host overhead included) for information";
+    "over the same stretch of time, the reference both in the judge and beside the candidate in the "
+    "candidate's process (the speedup compares within that process; see timing_basis); the input values "
+    "rotate between samples and every timed output is checked; speedup CI by percentile bootstrap; "
+    "wall_per_call_ms (synchronised back-to-back calls, host overhead included) for information";
 
 nlohmann::json summary_json(const measure::SampleSummary& summary) {
   return {{"count", summary.count},
@@ -59,9 +61,9 @@ nlohmann::json summary_json(const measure::SampleSummary& summary) {
           {"relative_noise", summary.relative_noise}};
 }
 
-std::vector<double> samples_of(const CallResult& call) {
+std::vector<double> samples_of_key(const CallResult& call, const char* key) {
   std::vector<double> samples;
-  const auto list = call.body.value("samples_ms", nlohmann::json::array());
+  const auto list = call.body.value(key, nlohmann::json::array());
   for (const auto& value : list.is_array() ? list : nlohmann::json::array()) {
     if (value.is_number()) {  // anything else shows up as a missing sample
       samples.push_back(value.get<double>());
@@ -69,6 +71,8 @@ std::vector<double> samples_of(const CallResult& call) {
   }
   return samples;
 }
+
+std::vector<double> samples_of(const CallResult& call) { return samples_of_key(call, "samples_ms"); }
 
 std::vector<std::string> strings_of(const nlohmann::json& body, const char* key) {
   std::vector<std::string> strings;
@@ -97,6 +101,8 @@ struct SideBatch {
   double sleep_us = 0.0;
   long host_exposed = 0;
   nlohmann::json warmup;
+  std::vector<double> beside_reference_ms;  // the reference timed in the candidate's process, if it was
+  std::string beside_refused;               // why it was not, when it was asked for
 };
 
 SideBatch side_batch(const CallResult& call, std::vector<double> samples) {
@@ -109,6 +115,20 @@ SideBatch side_batch(const CallResult& call, std::vector<double> samples) {
   batch.host_exposed = call.body.value("host_exposed", 0L);
   batch.warmup = call.body.value("warmup", nlohmann::json(nullptr));
   return batch;
+}
+
+// The reference's samples beside the candidate in its reply: all of them, or none with the reason.
+void read_beside_reference(const CallResult& call, std::size_t count, SideBatch& batch) {
+  auto beside = samples_of_key(call, "reference_samples_ms");
+  if (beside.size() == count && count > 0) {
+    batch.beside_reference_ms = std::move(beside);
+    return;
+  }
+  const auto refused = call.body.find("beside_refused");
+  batch.beside_refused =
+      refused != call.body.end() && refused->is_string()
+          ? refused->get<std::string>()
+          : fmt::format("the worker returned {} reference samples, {} asked", beside.size(), count);
 }
 
 // Everything a side's requests reported besides the samples kept in the measurement state.
@@ -160,8 +180,8 @@ struct SideRecord {
 // sides get the same requests: warm-up, value order, samples, back-to-back calls.
 class AlternatingTimer {
  public:
-  AlternatingTimer(EvalContext& context, std::size_t value_sets)
-      : context_(context), value_sets_(value_sets), random_(std::random_device{}()) {}
+  AlternatingTimer(EvalContext& context, std::size_t value_sets, bool beside)
+      : context_(context), value_sets_(value_sets), random_(std::random_device{}()), beside_asked_(beside) {}
 
   std::optional<SideBatch> reference(std::size_t count, bool warmup) {
     const auto order = value_set_order(count, value_sets_, random_, -1);
@@ -192,12 +212,18 @@ class AlternatingTimer {
     return batch;
   }
 
+  // reference_first: the reference beside the candidate, when it is timed, goes first in this batch.
   std::optional<SideBatch> candidate(std::size_t count, bool warmup, const nlohmann::json* inputs,
-                                     const nlohmann::json* value_sets) {
+                                     const nlohmann::json* value_sets, bool reference_first = false) {
     const auto order = value_set_order(count, value_sets_, random_, last_set_);
     const auto wall_calls = wall_calls_for(count);
+    const bool beside = beside_active();
     nlohmann::json request = {
         {"op", "time"}, {"count", count}, {"value_order", order}, {"wall_calls", wall_calls}};
+    if (beside) {
+      request["beside"] = true;
+      request["reference_first"] = reference_first;
+    }
     if (warmup) {
       request["warmup"] = warmup_request();
     }
@@ -210,7 +236,7 @@ class AlternatingTimer {
     const auto start = Clock::now();
     // A warm-up runs at least kWarmUpCalls more forwards (WarmUpPolicy.min_calls in the worker), and
     // its first call autotunes again: it gets the first calls' allowance too.
-    const std::size_t forwards = count + (warmup ? kWarmUpCalls : 0) + 1;
+    const std::size_t forwards = (count + (warmup ? kWarmUpCalls : 0) + 1) * (beside ? 2 : 1);
     auto call = context_.candidate_call(
         request, warmup ? context_.deadlines.warm_up(forwards) : context_.deadlines.candidate(forwards));
     const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -243,9 +269,21 @@ class AlternatingTimer {
     timed.host_ms_per_call = number_or(call.body, "host_ms_per_call", -1.0);
     batches_.push_back(std::move(timed));
     auto batch = side_batch(call, std::move(samples));
+    if (beside) {
+      read_beside_reference(call, count, batch);
+      if (!batch.beside_refused.empty()) {
+        beside_lost_ = batch.beside_refused;  // the rest of the measurement compares two processes
+      }
+    }
     candidate_record_.add(batch);
     return batch;
   }
+
+  // Whether the candidate worker still times the reference beside the candidate.
+  bool beside_active() const { return beside_asked_ && beside_lost_.empty(); }
+  bool beside_asked() const { return beside_asked_; }
+  // Why the reference stopped being timed beside the candidate (empty while it is).
+  const std::string& beside_lost() const { return beside_lost_; }
 
   const std::vector<TimedBatch>& candidate_batches() const { return batches_; }
   const std::vector<int>& kept_order() const { return kept_order_; }
@@ -265,6 +303,27 @@ class AlternatingTimer {
   std::vector<TimedBatch> batches_;
   SideRecord reference_record_;
   SideRecord candidate_record_;
+  bool beside_asked_;
+  std::string beside_lost_;
+};
+
+// Every timed round's samples: the reference in the judge and beside the candidate, and the candidate.
+struct PairedSamples {
+  std::vector<double> judge_reference_ms;
+  std::vector<double> beside_reference_ms;
+  std::vector<double> candidate_ms;
+  bool beside_complete = true;  // every round had the reference timed beside the candidate
+
+  void add(const SideBatch& judge, const SideBatch& candidate) {
+    judge_reference_ms.insert(judge_reference_ms.end(), judge.samples_ms.begin(), judge.samples_ms.end());
+    candidate_ms.insert(candidate_ms.end(), candidate.samples_ms.begin(), candidate.samples_ms.end());
+    if (candidate.beside_reference_ms.empty()) {
+      beside_complete = false;
+      return;
+    }
+    beside_reference_ms.insert(beside_reference_ms.end(), candidate.beside_reference_ms.begin(),
+                               candidate.beside_reference_ms.end());
+  }
 };
 
 // Paired rounds: each round times both sides, in turns, on the same inputs, until the
@@ -272,26 +331,36 @@ class AlternatingTimer {
 // same stretch of time, so a change of the GPU's clock (power management moves it by up to 10% under
 // tensor-core load) moves both and cancels in their ratio.
 bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::MeasurementState& state,
-                    std::optional<measure::StopDecision>& decision, std::size_t per_round) {
+                    PairedSamples& paired, std::optional<measure::StopDecision>& decision,
+                    std::size_t per_round) {
   const measure::TimingPolicy policy(context.settings.timing);
   const auto start = Clock::now();
   while (!decision) {
     // The sides take turns going first (ABBA): whatever the side that runs second gains or loses (the
     // clock the other left ramped, its caches, the switch of process) falls on both equally.
+    // The same alternation inside the candidate's process, between the candidate and the reference
+    // beside it; the judge's samples, only a check on those when they are taken, are half as many.
+    const bool reference_first = state.rounds_completed % 2 == 1;
+    const std::size_t judge_count =
+        timer.beside_active() ? std::max(kMinSamplesPerRound, per_round / 2) : per_round;
     std::optional<SideBatch> reference;
     std::optional<SideBatch> candidate;
     if (state.rounds_completed % 2 == 0) {
-      reference = timer.reference(per_round, false);
-      candidate = reference ? timer.candidate(per_round, false, nullptr, nullptr) : std::nullopt;
+      reference = timer.reference(judge_count, false);
+      candidate =
+          reference ? timer.candidate(per_round, false, nullptr, nullptr, reference_first) : std::nullopt;
     } else {
-      candidate = timer.candidate(per_round, false, nullptr, nullptr);
-      reference = candidate ? timer.reference(per_round, false) : std::nullopt;
+      candidate = timer.candidate(per_round, false, nullptr, nullptr, reference_first);
+      reference = candidate ? timer.reference(judge_count, false) : std::nullopt;
     }
     if (!candidate || !reference) {
       return false;
     }
     try {
-      state.record_round(reference->samples_ms, candidate->samples_ms);
+      const bool beside = !candidate->beside_reference_ms.empty();
+      state.record_round(beside ? candidate->beside_reference_ms : reference->samples_ms,
+                         candidate->samples_ms);
+      paired.add(*reference, *candidate);
     } catch (const std::invalid_argument& error) {  // a zero, negative or NaN time: the timer failed
       context.fail_evaluation("internal", std::string("invalid timing sample: ") + error.what());
       return false;
@@ -310,11 +379,11 @@ bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::Meas
 
 // This run's reference samples become the session's baseline (kept in the result store per problem
 // and GPU) when there was none or it moved by more than the drift tolerance; the drift is reported.
-Baseline update_baseline(EvalContext& context, const measure::MeasurementState& state,
+Baseline update_baseline(EvalContext& context, const PairedSamples& paired,
                          const measure::StopDecision& decision, StageResult& stage) {
   Baseline measured;
   measured.kind = context.settings.baseline;
-  measured.samples_ms = state.reference_samples_ms;
+  measured.samples_ms = paired.judge_reference_ms;  // the judge's process: the same for every candidate
   measured.median_ms = measure::summarize(measured.samples_ms).median;
   measured.stop_reason = decision.message;
   const auto cached = context.session->baseline();
@@ -334,17 +403,44 @@ Baseline update_baseline(EvalContext& context, const measure::MeasurementState& 
 // What the timing rounds produced.
 struct TimedRounds {
   measure::MeasurementState state;
+  PairedSamples samples;
   measure::StopDecision decision;
   Baseline baseline;
   std::size_t per_round = 0;
 };
 
+// Which reference samples the speedup uses, with the reason (measure/reference_basis).
+measure::ReferenceBasis reference_basis(const PairedSamples& paired, const AlternatingTimer& timer) {
+  const bool beside = timer.beside_asked() && paired.beside_complete;
+  auto basis = measure::choose_reference_basis(
+      paired.judge_reference_ms,
+      beside ? std::span<const double>(paired.beside_reference_ms) : std::span<const double>());
+  if (timer.beside_asked() && !beside) {
+    basis.why += fmt::format(" ({})", timer.beside_lost());
+  }
+  return basis;
+}
+
+nlohmann::json basis_json(const measure::ReferenceBasis& basis, const PairedSamples& paired) {
+  return {{"basis", basis.same_process ? "same-process" : "cross-process"},
+          {"why", basis.why},
+          {"offset_ms", basis.offset_ms},
+          {"bound_ms", basis.bound_ms},
+          {"reference_in_judge", summary_json(measure::summarize(paired.judge_reference_ms))},
+          {"reference_beside_candidate", paired.beside_reference_ms.empty()
+                                             ? nlohmann::json(nullptr)
+                                             : summary_json(measure::summarize(paired.beside_reference_ms))}};
+}
+
 void record_result(StageResult& stage, Verdict& verdict, const TimedRounds& rounds,
                    const AlternatingTimer& timer) {
   const auto& state = rounds.state;
-  const auto reference = measure::summarize(state.reference_samples_ms);
-  const auto candidate = measure::summarize(state.candidate_samples_ms);
-  const auto speedup = measure::estimate_speedup(state.reference_samples_ms, state.candidate_samples_ms);
+  const auto& paired = rounds.samples;
+  const auto basis = reference_basis(paired, timer);
+  const auto& reference_samples = basis.same_process ? paired.beside_reference_ms : paired.judge_reference_ms;
+  const auto reference = measure::summarize(reference_samples);
+  const auto candidate = measure::summarize(paired.candidate_ms);
+  const auto speedup = measure::estimate_speedup(reference_samples, paired.candidate_ms);
   const double reference_wall = timer.reference_record().median_wall_ms();
   const double candidate_wall = timer.candidate_record().median_wall_ms();
   stage.status = StageStatus::passed;
@@ -356,6 +452,7 @@ void record_result(StageResult& stage, Verdict& verdict, const TimedRounds& roun
        {"speedup", speedup.speedup},
        {"speedup_ci95", {speedup.ci_low, speedup.ci_high}},
        {"speedup_basis", "device time per call (CUDA events; host launch overhead excluded; cold L2)"},
+       {"timing_basis", basis_json(basis, paired)},
        {"wall_per_call_ms",
         {{"reference", reference_wall},
          {"candidate", candidate_wall},
@@ -373,9 +470,10 @@ void record_result(StageResult& stage, Verdict& verdict, const TimedRounds& roun
   verdict.speedup = speedup.speedup;
   stage.summary = fmt::format(
       "speedup {:.2f}x (95% CI {:.2f}-{:.2f}) vs {}; candidate {:.4g} ms, reference {:.4g} ms of device time "
-      "per call; {}",
+      "per call ({}); {}",
       speedup.speedup, speedup.ci_low, speedup.ci_high,
       rounds.baseline.kind == "compile" ? "torch.compile" : "eager", candidate.median, reference.median,
+      basis.same_process ? "both in the candidate's process" : "the reference in the judge's process",
       rounds.decision.message);
 }
 
@@ -445,11 +543,10 @@ TimedOutputCheck timed_output_finding(EvalContext& context, const AlternatingTim
 
 // The timed calls must have been honest: cross-checks on the timing, then the judge checks the
 // outputs of the timed calls (a candidate that behaves only when not timed fails here).
-bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer,
-                       const measure::MeasurementState& state) {
-  auto findings = timing_integrity_findings(
-      timer.candidate_batches(), context.evidence, measure::summarize(state.candidate_samples_ms).median,
-      timer.reference_record().wall_control(state.reference_samples_ms));
+bool timing_was_honest(EvalContext& context, const AlternatingTimer& timer, const PairedSamples& paired) {
+  auto findings = timing_integrity_findings(timer.candidate_batches(), context.evidence,
+                                            measure::summarize(paired.candidate_ms).median,
+                                            timer.reference_record().wall_control(paired.judge_reference_ms));
   const auto kept = context.candidate_call({{"op", "timed_output"}});
   if (!kept.ok) {
     context.fail_stage(StageName::performance,
@@ -498,10 +595,11 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
         std::max(kMinSamplesPerRound,
                  measure::choose_samples_per_round(slower, config.round_target_ms / kRoundsPerTarget));
     measure::MeasurementState state;
+    PairedSamples paired;
     std::optional<measure::StopDecision> decision;
-    if (measure_paired(context, timer, state, decision, per_round) && decision) {
-      auto baseline = update_baseline(context, state, *decision, stage);
-      rounds = TimedRounds{std::move(state), *decision, std::move(baseline), per_round};
+    if (measure_paired(context, timer, state, paired, decision, per_round) && decision) {
+      auto baseline = update_baseline(context, paired, *decision, stage);
+      rounds = TimedRounds{std::move(state), std::move(paired), *decision, std::move(baseline), per_round};
     }
   }
   context.timing_exclusive = false;
@@ -566,9 +664,9 @@ void run_performance_stage(EvalContext& context) {
   }
   const auto [value_set_count, value_sets] =
       prepare_value_sets(context, tensor_bytes(inputs.body.value("inputs", nlohmann::json::array())));
-  AlternatingTimer timer(context, value_set_count);
+  AlternatingTimer timer(context, value_set_count, context.reference_beside);
   const auto rounds = time_alone(context, timer, inputs.body["inputs"], value_sets);
-  const bool honest = rounds && timing_was_honest(context, timer, rounds->state);
+  const bool honest = rounds && timing_was_honest(context, timer, rounds->samples);
   context.candidate_call({{"op", "release"}});
   context.judge_call({{"op", "end_trial"}, {"trial", kTimingTrial}});
   stage.duration_s = std::chrono::duration<double>(Clock::now() - start).count();

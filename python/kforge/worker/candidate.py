@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from kforge.worker import correctness, protocol, values
+from kforge.worker.beside_reference import BesideReference, build_beside_reference, judge_switches
 from kforge.worker.device_memory import DeviceMemoryCap
 from kforge.worker.dispatch_guard import (
     clear_foreign_modes,
@@ -34,6 +35,7 @@ from kforge.worker.timed_outputs import (
 )
 from kforge.worker.timing import (
     Pacing,
+    SampleBatch,
     SampleTimer,
     WarmUpPolicy,
     replaced_timing_functions,
@@ -67,6 +69,8 @@ class CandidateState:
     recorder: LaunchRecorder = field(default_factory=LaunchRecorder)
     prepared: bool = False  # the device is set up (CUDA context made) before any candidate code runs
     memory_cap: DeviceMemoryCap = field(default_factory=DeviceMemoryCap)
+    beside: BesideReference | None = None  # the problem's Model, timed beside ModelNew (issue 31)
+    beside_error: str | None = None  # why there is none, or why it stopped being usable
 
 
 def _output_problem(item: torch.Tensor) -> str | None:
@@ -190,6 +194,9 @@ class CandidateWorker:
         importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         state.init_buffers.append(importer)
         init_inputs = [values.decode(item, importer.open) for item in request["init_inputs"]]
+        reply: dict[str, Any] = {}
+        if not generalised and request.get("reference"):
+            reply["beside_reference"] = self._build_beside(request, init_inputs)
         model_class = state.model_class if generalised else self._model_class(request)
         if model_class is None:
             raise WorkerError("protocol", "the generalisation instance is loaded after the main one")
@@ -210,7 +217,33 @@ class CandidateWorker:
             state.generalised_model = model
         else:
             state.model, state.model_class = model, model_class
-        return {"perturbation": self._perturb_parameters(model, request.get("parameters"))}
+        return {**reply, "perturbation": self._perturb_parameters(model, request.get("parameters"))}
+
+    def _build_beside(self, request: dict[str, Any], init_inputs: list[Any]) -> dict[str, Any]:
+        """The problem's Model, built here before the candidate's code is imported, to be timed beside
+        ModelNew in this process (beside_reference.py). A failure is no fault of the candidate: timing
+        then compares across processes, and the verdict says why."""
+        state = self.state
+        parameters = request.get("parameters") or {}
+        importer = SharedTensorImporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
+        try:
+            perturbed = {
+                str(name): values.decode(item, importer.open).clone()
+                for name, item in zip(
+                    parameters.get("names", []), parameters.get("perturbed", []), strict=True
+                )
+            }
+            cloned = [value.clone() if isinstance(value, torch.Tensor) else value for value in init_inputs]
+            state.beside = build_beside_reference(request["reference"], state.device, cloned, perturbed)
+            state.beside_error = None
+        except BaseException as exc:  # noqa: BLE001 - the problem may not build here (its imports)
+            state.beside, state.beside_error = (
+                None,
+                f"the reference could not be built here: {type(exc).__name__}: {exc}",
+            )
+        finally:
+            importer.release()
+        return {"built": state.beside is not None, "why": state.beside_error}
 
     def _model_class(self, request: dict[str, Any]) -> type:
         """Imports the candidate once and checks its ModelNew; the generalisation instance reuses it."""
@@ -359,6 +392,8 @@ class CandidateWorker:
         state.value_sets = []
         state.timed_log = TimedOutputLog()
         state.pacing = Pacing()
+        if state.beside is not None:
+            state.beside.shadow, state.beside.pacing = None, Pacing()
         return {}
 
     def _open_timing_inputs(self, request: dict[str, Any]) -> None:
@@ -434,24 +469,53 @@ class CandidateWorker:
                 if problem not in attribute_problems:
                     attribute_problems.append(problem)
 
+        beside, refused = self._beside_for(request)  # its inputs copied before any candidate call
         if "inputs" in request:
             load_values(order[0] if sets and order else 0)
             self._call(inputs)  # surfaces errors (and compile errors) as a verdict before timing starts
         wall_calls = int(request.get("wall_calls", 0))
         reply: dict[str, Any] = {}
-        try:
-            if warmup is not None:
-                warm = timer.warm_up(call, state.pacing, warmup, lambda j: load_values(j % max(1, len(sets))))
-                reply["warmup"] = warm.to_json()
-            with state.recorder.recording(LaunchLog(), state.device) as launches:
-                batch = timer.samples(
-                    call, count, state.pacing, lambda j: load_values(order[j] if sets else 0), after_call
-                )
-                if wall_calls > 0:
-                    wall = timer.wall_per_call(call, wall_calls)
-                    after_call(count - 1)  # the wall loop's last output, on the last sample's values
-        except BaseException as exc:  # noqa: BLE001
-            raise self._fail("forward_error", exc) from None
+        recorded: dict[str, Any] = {}
+
+        def time_candidate() -> None:
+            try:
+                if warmup is not None:
+                    warm = timer.warm_up(
+                        call,
+                        state.pacing,
+                        warmup,
+                        lambda j: load_values(j % max(1, len(sets))),
+                        forget_autotune=False,
+                    )
+                    reply["warmup"] = warm.to_json()
+                with state.recorder.recording(LaunchLog(), state.device) as launches:
+                    recorded["batch"] = timer.samples(
+                        call, count, state.pacing, lambda j: load_values(order[j] if sets else 0), after_call
+                    )
+                    if wall_calls > 0:
+                        recorded["wall"] = timer.wall_per_call(call, wall_calls)
+                        after_call(count - 1)  # the wall loop's last output, on the last sample's values
+                recorded["launches"] = launches
+            except BaseException as exc:  # noqa: BLE001
+                raise self._fail("forward_error", exc) from None
+
+        def time_reference() -> None:
+            if beside is not None:
+                reply.update(self._time_beside(beside, order, count, warmup))
+
+        if warmup is not None:
+            timer.forget_autotuned()  # once, before either side's first call
+        sides = (
+            [time_reference, time_candidate]
+            if request.get("reference_first")
+            else [time_candidate, time_reference]
+        )
+        for side in sides:
+            side()
+        if refused is not None:
+            reply["beside_refused"] = refused
+        batch, launches = recorded["batch"], recorded["launches"]
+        wall = recorded.get("wall")
         if state.timing_shared is not None:
             copy_values(state.timing_shared, inputs)  # the judge checks that timed calls wrote no input
         reply.update(
@@ -466,8 +530,47 @@ class CandidateWorker:
             sleep_us=batch.sleep_us,
             checked_calls=len(state.timed_log.rows),
         )
-        if wall_calls > 0:
+        if wall is not None:
             reply.update(wall_ms_per_call=wall.wall_ms_per_call, host_ms_per_call=wall.host_ms_per_call)
+        return reply
+
+    def _beside_for(self, request: dict[str, Any]) -> tuple[BesideReference | None, str | None]:
+        """The reference to time beside the candidate in this request, or why there is none."""
+        state = self.state
+        if not request.get("beside"):
+            return None, None
+        beside = state.beside
+        if beside is None:
+            return None, state.beside_error or "the load request asked for no reference here"
+        if "inputs" in request:
+            beside.open_inputs(state.timing_shared or [], state.value_sets)
+        refused = beside.refusal() or (None if beside.shadow is not None else "no timing inputs were opened")
+        return (None, refused) if refused else (beside, None)
+
+    def _time_beside(
+        self, beside: BesideReference, order: list[int], count: int, warmup: WarmUpPolicy | None
+    ) -> dict[str, Any]:
+        """The reference's samples in this process, as the judge takes them; a failure here is the
+        reference's (it ran in the judge), so it only ends the timing beside the candidate."""
+        state = self.state
+        timer = self._timer()
+        assert beside.shadow is not None
+        hooks = beside.shadow.hooks(beside.model, order)
+        reply: dict[str, Any] = {}
+        try:
+            with judge_switches(beside.snapshot):
+                if warmup is not None:
+                    warm = timer.warm_up(
+                        hooks.call, beside.pacing, warmup, hooks.warm_up_before, forget_autotune=False
+                    )
+                    reply["reference_warmup"] = warm.to_json()
+                batch: SampleBatch = timer.samples(
+                    hooks.call, count, beside.pacing, hooks.before_sample, hooks.after_sample
+                )
+        except BaseException as exc:  # noqa: BLE001
+            state.beside, state.beside_error = None, f"the reference failed here: {type(exc).__name__}: {exc}"
+            return {"beside_refused": state.beside_error}
+        reply.update(reference_samples_ms=batch.samples_ms, reference_sample_cost_ms=batch.sample_cost_ms)
         return reply
 
     def _poison_last_output(self) -> None:

@@ -31,9 +31,9 @@ from typing import Any
 
 import torch
 
+from kforge.worker.problem_sizes import SMALL_SIZES_NAME
 from kforge.worker.uninitialized import uninitialized_memory_poisoned
 
-SMALL_SIZES_NAME = "KFORGE_SMALL"
 SIZE_NAMES_NAME = "KFORGE_SIZE_NAMES"
 FIXED_SHAPES_NAME = "KFORGE_FIXED_SHAPES"
 ALTERNATIVE_SIZES_NAME = "KFORGE_GENERALISE"

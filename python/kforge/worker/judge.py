@@ -17,7 +17,9 @@ import torch
 from kforge.worker import correctness, generalisation, protocol, values
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
+from kforge.worker.problem_sizes import apply_size_overrides
 from kforge.worker.protocol import WorkerError
+from kforge.worker.reference_timing import ShadowedReference
 from kforge.worker.runtime import (
     cuda_driver_for,
     device_facts,
@@ -27,7 +29,7 @@ from kforge.worker.runtime import (
 )
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import TimedOutputLog, copy_values, poison_outputs, tensors_in
+from kforge.worker.timed_outputs import tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
@@ -38,7 +40,6 @@ from kforge.worker.uninitialized import (
     uninitialized_memory_poisoned_differently,
 )
 
-SMALL_SIZES_NAME = "KFORGE_SMALL"
 # The determinism check's extra runs of a fast reference (races show only now and then): at most this
 # many, started within this many seconds of the first extra run.
 DETERMINISM_EXTRA_RUNS = 3
@@ -57,14 +58,13 @@ class Trial:
     reference_inputs: list[Any]  # the inputs the reference ran on (cached, never handed out)
     reference: list[Any]
     reference_container: str | None = None  # "tuple"/"list" when forward returned several outputs
-    private_inputs: list[Any] | None = None  # a private copy for timing the reference, made on demand
+    shadow: ShadowedReference | None = None  # the reference's timing inputs (private copies), made on demand
     # Timing trial: the input value sets rotated through the timing inputs (set 0: this trial's own)
     value_sets: list[Reference] = field(default_factory=list)
     value_shared: list[list[torch.Tensor]] = field(default_factory=list)  # each set's buffers, shared
     pacing: dict[str, Pacing] = field(default_factory=dict)  # per baseline: the reference's host pace
     undefined: list[torch.Tensor | None] = field(default_factory=list)  # per output: left unwritten
     aliases: list[int | None] = field(default_factory=list)  # per output: the input the reference returned
-    timed_output: Any = None  # the last timed call's output: poisoned before the next sample
 
 
 @dataclass
@@ -105,29 +105,6 @@ def model_tensors(model: torch.nn.Module | None) -> list[torch.Tensor]:
     if model is None:
         return []
     return [*model.parameters(), *model.buffers()]
-
-
-def apply_size_overrides(problem: ModuleType, small: bool, overrides: dict[str, Any]) -> dict[str, Any]:
-    """Set module-level size constants before get_inputs/get_init_inputs read them."""
-    applied: dict[str, Any] = {}
-    if small:
-        table = getattr(problem, SMALL_SIZES_NAME, None)
-        if not isinstance(table, dict):
-            raise WorkerError(
-                "usage",
-                f"--small needs a module-level dict {SMALL_SIZES_NAME} in the problem; "
-                "give sizes explicitly with --size NAME=VALUE instead",
-            )
-        applied.update(table)
-    applied.update(overrides)
-    for name, value in applied.items():
-        current = getattr(problem, name, None)
-        if not isinstance(current, (int, float)) or isinstance(current, bool):
-            raise WorkerError(
-                "usage", f"size override {name}: the problem has no module-level int/float constant {name!r}"
-            )
-        setattr(problem, name, type(current)(value))
-    return applied
 
 
 def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], list[str]]:
@@ -600,7 +577,7 @@ class Judge:
         trial.pristine = tensors
         trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
         trial.undefined, trial.aliases = fresh.undefined, fresh.aliases
-        trial.private_inputs = None
+        trial.shadow = None
         return {"refreshed": True}
 
     def check_trial(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -783,51 +760,30 @@ class Judge:
         trial = self._trial(request)
         baseline = str(request.get("baseline", "eager"))
         model = self._timed_model(baseline)
-        if trial.private_inputs is None:
-            trial.private_inputs = [_clone(value) for value in trial.reference_inputs]
-        inputs = trial.private_inputs
-        sets = trial.value_sets
+        if trial.shadow is None:
+            trial.shadow = ShadowedReference(
+                [_clone(value) for value in trial.reference_inputs],
+                [value_set.inputs for value_set in trial.value_sets],
+                model_tensors(state.model),  # an output that is a view of the weights is never poisoned
+            )
         count = int(request["count"])
         order = [int(index) for index in request.get("value_order", [])]
+        sets = trial.value_sets
         if sets and (len(order) != count or any(not 0 <= index < len(sets) for index in order)):
             raise WorkerError("protocol", f"value_order must name one of {len(sets)} value sets per sample")
         pacing = trial.pacing.setdefault(baseline, Pacing())
         warmup = WarmUpPolicy.from_request(request.get("warmup"))
         wall_calls = int(request.get("wall_calls", 0))
-        # The candidate worker's untimed work between samples, done here too and its results dropped: the
-        # previous output NaN-filled before a sample, elements of the output gathered after it, the output
-        # kept until then. A 4 us kernel's time moves by up to 0.35 us with what ran before the flush
-        # (issue 31, docs/benchmarks.md), so both sides queue the same kernels between samples.
-        shadow_log = TimedOutputLog()
-        last_use = {index: position for position, index in enumerate(order)}
-        # Never poisoned: an output that is a view of an input or of the reference's own weights.
-        kept_intact = [*inputs, *model_tensors(state.model)]
-
-        def load_values(index: int) -> None:
-            poison_outputs(trial.timed_output, kept_intact)
-            if sets:
-                copy_values(inputs, sets[index].inputs)
-
-        def call() -> object:
-            with torch.no_grad():
-                trial.timed_output = model(*inputs)
-            return trial.timed_output
-
-        def after_call(j: int) -> None:
-            value_set = order[j] if sets else 0
-            shadow_log.record(trial.timed_output, value_set, keep_whole=last_use.get(value_set, j) == j)
-
+        hooks = trial.shadow.hooks(model, order)
         reply: dict[str, Any] = {}
         try:
             if warmup is not None:
-                warm = timer.warm_up(call, pacing, warmup, lambda j: load_values(j % max(1, len(sets))))
+                warm = timer.warm_up(hooks.call, pacing, warmup, hooks.warm_up_before)
                 reply["warmup"] = warm.to_json()
-            batch = timer.samples(
-                call, count, pacing, lambda j: load_values(order[j] if sets else 0), after_call
-            )
+            batch = timer.samples(hooks.call, count, pacing, hooks.before_sample, hooks.after_sample)
             if wall_calls > 0:
-                wall = timer.wall_per_call(call, wall_calls)
-                after_call(count - 1)
+                wall = timer.wall_per_call(hooks.call, wall_calls)
+                hooks.after_sample(count - 1)
                 reply.update(wall_ms_per_call=wall.wall_ms_per_call, host_ms_per_call=wall.host_ms_per_call)
         except BaseException as exc:  # noqa: BLE001 - torch.compile may fail on the problem's model
             raise _problem_error(f"{baseline} baseline", exc, state) from None
@@ -879,7 +835,7 @@ class Judge:
 
             encoded_sets.append([values.encode(value, export_and_keep) for value in value_set.inputs])
             trial.value_shared.append(shared)
-        trial.value_sets = sets
+        trial.value_sets, trial.shadow = sets, None
         return {"value_sets": encoded_sets, "count": len(sets), "reason": reason}
 
     def check_timed(self, request: dict[str, Any]) -> dict[str, Any]:

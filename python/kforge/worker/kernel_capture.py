@@ -410,7 +410,7 @@ def probe(problem_path: Path, entry: str, small: bool, sizes: dict[str, str], se
     """The arguments the wrapper writes, from one call on the generated problem's inputs (kernel mode
     without --writes and without a test block capture)."""
     use_interpreter_without_a_gpu()
-    from kforge.worker.judge import apply_size_overrides
+    from kforge.worker.problem_sizes import apply_size_overrides
     from kforge.worker.runtime import to_device
 
     try:

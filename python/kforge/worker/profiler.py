@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from kforge.worker.judge import apply_size_overrides
+from kforge.worker.problem_sizes import apply_size_overrides
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import load_module_from_path, select_device, to_device
 from kforge.worker.trace import CANDIDATE_MODULE

@@ -6,11 +6,16 @@ One sample (docs/verdict.md, "Performance"):
  3. a device sleep (torch.cuda._sleep) that keeps the stream busy for 3x the call's recent host enqueue
     time (at least 20 µs, at most 50 ms), so that the host has queued the whole call before the GPU
     reaches the start event;
- 4. start event, the call, end event; then, untimed, the caller's after_sample.
+ 4. start event, the call, end event;
+ 5. the host waits until the GPU has passed the end event, and only then runs the caller's after_sample
+    and queues the next sample's work.
 The events therefore measure the call's device execution with a cold L2: host launch overhead is not
 in them, in either worker, whatever the process's instrumentation costs on the host (the launch
 recorder, CUPTI). Measured on the H100 (issue 31): the flush-only method counted host launch gaps
-whenever the host was slower than the flush, 4.5 µs of device work read as 30-80 µs.
+whenever the host was slower than the flush, 4.5 µs of device work read as 30-80 µs. Step 5, measured
+on the H200 (issue 31, docs/benchmarks.md): commands that reach the GPU while a 4 µs call runs (the
+next sample's copies, flush and sleep) lengthen it by 0.1-0.5 µs, by an amount that depends on how fast
+the host of each side queues them; with the wait, a call reads the same in every process and slot.
 The wall time of synchronised back-to-back calls is measured too (wall_per_call), for information.
 Statistics and stopping live in the C++ supervisor.
 
@@ -48,6 +53,7 @@ CALIBRATION_ROUNDS = 5
 _EVENT = torch.cuda.Event
 _RECORD = torch.cuda.Event.record
 _ELAPSED_TIME = torch.cuda.Event.elapsed_time
+_EVENT_SYNCHRONIZE = torch.cuda.Event.synchronize
 _SYNCHRONIZE = torch.cuda.synchronize
 _CURRENT_STREAM = torch.cuda.current_stream
 _SLEEP = torch.cuda._sleep
@@ -220,6 +226,7 @@ class DeviceClock(Protocol):
     def sleep(self, microseconds: float) -> None: ...
     def event(self) -> Any: ...
     def record(self, event: Any) -> None: ...
+    def wait(self, event: Any) -> None: ...
     def elapsed_ms(self, start: Any, end: Any) -> float: ...
     def synchronize(self) -> None: ...
 
@@ -276,6 +283,10 @@ class CudaClock:
     def record(self, event: Any) -> None:
         _RECORD(event, _CURRENT_STREAM(self._device))  # the stream the flush, the sleep and the call use
 
+    def wait(self, event: Any) -> None:
+        """The host blocks until the GPU has passed the event."""
+        _EVENT_SYNCHRONIZE(event)
+
     def elapsed_ms(self, start: Any, end: Any) -> float:
         return float(_ELAPSED_TIME(start, end))
 
@@ -302,6 +313,9 @@ class HostClock:
     def record(self, event: list[float]) -> None:
         event[0] = _PERF_COUNTER()
 
+    def wait(self, event: list[float]) -> None:
+        pass
+
     def elapsed_ms(self, start: list[float], end: list[float]) -> float:
         return (end[0] - start[0]) * 1000.0
 
@@ -324,6 +338,11 @@ class SampleTimer:
             raise ValueError(f"timing needs a CUDA device, not {device}")
         return SampleTimer(CudaClock(device))
 
+    def forget_autotuned(self) -> None:
+        """Every Triton autotuner of the process chooses again at its next call (on a GPU only)."""
+        if isinstance(self.clock, CudaClock):
+            forget_autotuned_configs()
+
     def first_call(self, call: Callable[[], object], pacing: Pacing) -> None:
         """One call outside any event (Triton compiles and autotunes here), its host time observed."""
         start = _PERF_COUNTER()
@@ -337,13 +356,15 @@ class SampleTimer:
         pacing: Pacing,
         policy: WarmUpPolicy,
         before_sample: Hook | None = None,
+        forget_autotune: bool = True,
     ) -> WarmUp:
         """Full samples, discarded, until policy.settled(): the first measured sample is a steady one.
         Triton's autotuners choose again first, in the first call, so both sides' choices are made under
         the same conditions as their timing (the candidate's first choice was made under the runtime
-        trace: profiler and dispatch recording made every config host-bound, and a slow one could win)."""
-        if isinstance(self.clock, CudaClock):
-            forget_autotuned_configs()
+        trace: profiler and dispatch recording made every config host-bound, and a slow one could win).
+        A process that warms two callables up forgets once, before both (forget_autotune=False here)."""
+        if forget_autotune:
+            self.forget_autotuned()
         self.first_call(call, pacing)
         medians: list[float] = []
         calls = 1
@@ -370,7 +391,7 @@ class SampleTimer:
         after_sample: Hook | None = None,
     ) -> SampleBatch:
         """count cold-L2 device-time samples of call, in milliseconds. before_sample(j) runs untimed
-        before sample j's flush, after_sample(j) untimed after its end event."""
+        before sample j's flush, after_sample(j) untimed once the GPU has passed its end event."""
         clock = self.clock
         starts = [clock.event() for _ in range(count)]
         ends = [clock.event() for _ in range(count)]
@@ -390,6 +411,7 @@ class SampleTimer:
                 call()
                 clock.record(end)
                 host_us = (_PERF_COUNTER() - enqueue) * 1e6
+                clock.wait(end)  # nothing else reaches the GPU while the timed call runs
                 pacing.observe(host_us)
                 exposed += host_us > sleep_us
                 sleeps.append(sleep_us)

@@ -1,0 +1,65 @@
+"""The reference's timed call, shaped like the candidate worker's: used by the judge and by the reference
+timed beside the candidate (beside_reference.py).
+
+Besides the call, the candidate worker does untimed work between its samples: the previous output is
+NaN-filled before a sample, elements of the output are gathered after it, the output is kept until then.
+A 4 µs kernel's time moves by up to 0.35 µs with what ran before the flush (issue 31, docs/benchmarks.md),
+so the reference's side queues the same kernels between its samples and drops their results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kforge.worker.timed_outputs import TimedOutputLog, copy_values, poison_outputs
+
+
+@dataclass
+class ReferenceHooks:
+    call: Callable[[], object]
+    before_sample: Callable[[int], None]  # j: the sample's index in the request
+    after_sample: Callable[[int], None]
+    warm_up_before: Callable[[int], None]  # j: the warm-up call's index (the value sets in turn)
+
+
+@dataclass
+class ShadowedReference:
+    """One set of timing inputs of the reference and its last timed output (poisoned before the next
+    sample, across requests)."""
+
+    inputs: list[Any]  # private to the reference's timing
+    value_sets: list[list[Any]]  # input values copied into `inputs` before a sample, by set
+    kept_intact: list[Any] = field(default_factory=list)  # never poisoned: inputs, the model's tensors
+    output: Any = None
+
+    def hooks(self, model: Any, order: list[int]) -> ReferenceHooks:
+        """The call and the untimed work around it for one request with this value order."""
+        sets = self.value_sets
+        shadow_log = TimedOutputLog()
+        last_use = {index: position for position, index in enumerate(order)}
+        kept_intact = [*self.inputs, *self.kept_intact]
+
+        def load_values(index: int) -> None:
+            poison_outputs(self.output, kept_intact)
+            if sets:
+                copy_values(self.inputs, sets[index])
+
+        def call() -> object:
+            with torch.no_grad():
+                self.output = model(*self.inputs)
+            return self.output
+
+        def after_sample(j: int) -> None:
+            value_set = order[j] if sets else 0
+            shadow_log.record(self.output, value_set, keep_whole=last_use.get(value_set, j) == j)
+
+        return ReferenceHooks(
+            call=call,
+            before_sample=lambda j: load_values(order[j] if sets else 0),
+            after_sample=after_sample,
+            warm_up_before=lambda j: load_values(j % max(1, len(sets))),
+        )
