@@ -7,6 +7,8 @@
 #                shape; three fresh batches of three points (first run = repeat). Writes
 #                timing_fidelity.md (the table, pass/fail per point against the bounds),
 #                timing_fidelity.json, timing-fidelity.log and timing-fidelity-work.tar.gz.
+#                FIDELITY_MODES=pytorch|kernel runs one mode's 30 points (two calls fit the 10-minute limit
+#                where one does not), FIDELITY_PHASES picks phases, FIDELITY_BESIDE=1 adds --reference-beside.
 #   tritonbench  (about 5 min) the 20 kernel-mode suite files as their own TritonBench answers
 #                (scripts/tritonbench-check.sh suite, no ncu efficiency): every self-speedup should be 1.00;
 #                ITEMS=a,b,... limits the items. Writes tritonbench.log and tritonbench.tar.gz.
@@ -42,7 +44,7 @@ for part in "${parts[@]}"; do
       timeout 540 "$PYTHON" bench/timing_fidelity/run_fidelity.py --kforge "$KFORGE" --python "$PYTHON" \
         --out "$OUT" --work "$work" --deadline "${FIDELITY_DEADLINE:-500}" \
         --time-budget "${FIDELITY_TIME_BUDGET:-10}" --modes "${FIDELITY_MODES:-pytorch,kernel}" \
-        --phases "${FIDELITY_PHASES:-batch,standalone,repeat}" 2>&1 | tee "$OUT/timing-fidelity.log"
+        --phases "${FIDELITY_PHASES:-batch,standalone,repeat}" ${FIDELITY_BESIDE:+--reference-beside} 2>&1 | tee "$OUT/timing-fidelity.log"
       tar -czf "$OUT/timing-fidelity-work.tar.gz" -C "$work" --exclude='*.sqlite' . 2>/dev/null
       ;;
     tritonbench)

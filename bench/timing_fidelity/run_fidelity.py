@@ -153,6 +153,7 @@ def run_batch(
         str(args.time_budget),
         "--python",
         args.python,
+        *(["--reference-beside"] if args.reference_beside else []),
     ]
     log(f"{name}: {len(samples)} evaluations: {' '.join(command)}")
     start = time.monotonic()
@@ -382,6 +383,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--modes", default="pytorch,kernel", help="which modes' points to evaluate (one device call each)"
+    )
+    parser.add_argument(
+        "--reference-beside", action="store_true", help="kforge eval --reference-beside (same-process pairs)"
     )
     args = parser.parse_args()
     deadline = Deadline(args.deadline)

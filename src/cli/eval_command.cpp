@@ -31,7 +31,7 @@ struct EvalOptions {
   bool json = false;
   bool no_perf = false;
   bool no_generalisation = false;
-  bool cross_process_timing = false;
+  bool reference_beside = false;
   std::string profile = "strict";
   std::string python;
   std::string output;
@@ -264,7 +264,7 @@ int run_eval(EvalOptions& options) {
   settings.profile = options.profile == "lenient" ? rules::Profile::lenient : rules::Profile::strict;
   settings.measure_performance = !options.no_perf;
   settings.generalise = !options.no_generalisation;
-  settings.reference_beside = !options.cross_process_timing;
+  settings.reference_beside = options.reference_beside;
   options.batch.json = options.json;
   try {
     reward_spec(options.batch);
@@ -357,9 +357,9 @@ std::function<int()> add_eval_command(CLI::App& app) {
       ->option_text("strict|lenient")
       ->capture_default_str();
   add_python_option(*eval, options->python);
-  eval->add_flag("--cross-process-timing", options->cross_process_timing,
-                 "time the reference only in the judge, so the problem's code never enters the candidate's "
-                 "process (speedups of calls under ~20 us then carry a process's offset: docs/verdict.md)");
+  eval->add_flag("--reference-beside", options->reference_beside,
+                 "also time the reference in the candidate's process and compare the two there (the "
+                 "problem's code then runs in the candidate's process; docs/verdict.md, \"Performance\")");
   eval->add_option("--baseline", settings.baseline,
                    "what the speedup is measured against: eager PyTorch or torch.compile of the reference")
       ->check(CLI::IsMember({"eager", "compile"}))

@@ -80,13 +80,13 @@ struct DeviceState {
 // What one evaluation may use on the GPU: the candidate's capped share, its CUDA context and the judge's
 // copies it hands over (verify::evaluation_gpu_memory), plus the timing's input value sets. No load reply
 // (the problem failed to load): the evaluation reports that, and reserves the minimum.
-std::uint64_t evaluation_memory(const nlohmann::json& load) {
+std::uint64_t evaluation_memory(const nlohmann::json& load, bool reference_beside) {
   const std::uint64_t total =
       load.is_object() && load.contains("gpu_memory") && load["gpu_memory"].is_object()
           ? load["gpu_memory"].value("total", std::uint64_t{0})
           : 0;
   const auto footprint = verify::ProblemFootprint::from_load_reply(load);
-  return verify::evaluation_gpu_memory(footprint, total) +
+  return verify::evaluation_gpu_memory(footprint, total, reference_beside) +
          verify::timing_value_sets(footprint.input_bytes) * footprint.input_bytes;
 }
 
@@ -396,7 +396,8 @@ class EvalEngine::Impl {
           static_cast<std::uint64_t>(kUsableMemoryShare * load["gpu_memory"].value("free", 0.0)));
     }
     const auto zygote = zygote_for(device, job.settings);
-    const runner::GpuMemoryBudget::Reservation reservation(budget, evaluation_memory(load));
+    const runner::GpuMemoryBudget::Reservation reservation(
+        budget, evaluation_memory(load, job.settings.reference_beside));
     const auto verdict = verify::evaluate_in_session(job.settings, *session, gate, zygote.get());
     outcome.verdict = verify::to_json(verdict);
     outcome.judge_lost = session->lost() && !session->load_error();

@@ -182,11 +182,11 @@ bool run_static_stage(const source::ExtractedCode& code, const std::string& prob
 }
 
 // The GPU memory the candidate may hold, from the problem's footprint on the device (the judge's load).
-std::uint64_t gpu_memory_limit(const ProblemSession& session) {
+std::uint64_t gpu_memory_limit(const ProblemSession& session, bool reference_beside) {
   const auto& load = session.load_reply();
   const auto memory = load.value("gpu_memory", nlohmann::json::object());
   const std::uint64_t total = memory.is_object() ? memory.value("total", std::uint64_t{0}) : 0;
-  return candidate_gpu_memory_limit(ProblemFootprint::from_load_reply(load), total);
+  return candidate_gpu_memory_limit(ProblemFootprint::from_load_reply(load), total, reference_beside);
 }
 
 // After ModelNew is built: the candidate worker found (or not) the reference's perturbed parameters in
@@ -219,8 +219,8 @@ bool accept_parameter_perturbation(EvalContext& context, const nlohmann::json& r
 
 // What the candidate worker needs to build the problem's Model as the judge did, so the reference can be
 // timed beside the candidate (docs/verdict.md, "Performance"): a copy of the problem file in the
-// candidate's own folder, the judge's size constants and seed. Only where a timing will compare eager
-// PyTorch on a GPU, and the user did not keep the problem out of the candidate's process.
+// candidate's own folder, the judge's size constants and seed. Only where the user asked for it
+// (--reference-beside) and a timing will compare eager PyTorch on a GPU.
 std::optional<nlohmann::json> reference_beside_request(const EvalContext& context) {
   const auto& settings = context.settings;
   if (!context.on_gpu || !settings.measure_performance || settings.baseline != "eager" ||
@@ -247,7 +247,7 @@ bool run_compile_stage(EvalContext& context, const nlohmann::json& init) {
   // Device set-up (the CUDA context) runs no candidate code, so other evaluations' timing need not wait
   nlohmann::json prepare_request = {{"op", "prepare"}, {"device", context.verdict.device["device"]}};
   if (context.on_gpu) {  // the candidate's share of GPU memory, capped before its code is imported
-    const auto limit = gpu_memory_limit(*context.session);
+    const auto limit = gpu_memory_limit(*context.session, context.settings.reference_beside);
     prepare_request["gpu_memory_limit"] = limit;
     stage.details["gpu_memory_limit_bytes"] = limit;
   }

@@ -42,8 +42,9 @@ struct EvalSettings {
   bool generalise = true;          // run the generalisation trial (other sizes and constructor numbers)
   std::string baseline = "eager";  // what the speedup is against: eager | compile (torch.compile)
   // Time the reference in the candidate's process too, so both sides compare within one process (eager
-  // baseline, GPU); false: the problem's code never enters the candidate's process (docs/verdict.md).
-  bool reference_beside = true;
+  // baseline, GPU; --reference-beside). Off by default: it costs timing throughput and puts the problem's
+  // code in the candidate's process, for a gain the fidelity benchmark did not show (docs/verdict.md).
+  bool reference_beside = false;
   std::optional<std::filesystem::path> python;
 
   // The compile stage's calls (device set-up, importing the candidate, building ModelNew).

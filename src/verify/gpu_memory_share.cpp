@@ -30,19 +30,20 @@ ProblemFootprint ProblemFootprint::from_load_reply(const nlohmann::json& load) {
           field(load, "reference_working_bytes")};
 }
 
-std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint,
-                                         std::uint64_t device_total_bytes) {
+std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
+                                         bool reference_beside) {
   if (const auto configured = runner::gpu_memory_limit_from_environment()) {
     return *configured;
   }
-  const std::uint64_t share =
-      kBaseBytes + (kFootprintCopies + kBesideReferenceCopies) * footprint.total() +
-      (kReferenceWorkingCopies + kBesideReferenceCopies) * footprint.reference_working_bytes;
+  const std::uint64_t beside = reference_beside ? kBesideReferenceCopies : 0;
+  const std::uint64_t share = kBaseBytes + (kFootprintCopies + beside) * footprint.total() +
+                              (kReferenceWorkingCopies + beside) * footprint.reference_working_bytes;
   return device_total_bytes > 0 ? std::min(share, device_total_bytes) : share;
 }
 
-std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes) {
-  return candidate_gpu_memory_limit(footprint, device_total_bytes) + kContextBytes +
+std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
+                                    bool reference_beside) {
+  return candidate_gpu_memory_limit(footprint, device_total_bytes, reference_beside) + kContextBytes +
          kTransferCopies * (footprint.input_bytes + footprint.output_bytes);
 }
 

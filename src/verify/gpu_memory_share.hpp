@@ -22,11 +22,14 @@ struct ProblemFootprint {
 // problem's footprint (room for workspaces such as an im2col buffer, nine times a 3x3 convolution's
 // input), twice what the reference forward itself allocated at its peak (a candidate may use the same
 // library call: cuDNN's workspace counts; twice for the caching allocator's rounding), plus 2 GiB, at most
-// the device's memory. KFORGE_CANDIDATE_GPU_MEMORY_GIB overrides it.
-std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std::uint64_t device_total_bytes);
+// the device's memory; one footprint and working set more when the reference is timed in the candidate's
+// process (reference_beside). KFORGE_CANDIDATE_GPU_MEMORY_GIB overrides it.
+std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
+                                         bool reference_beside = false);
 
 // What a batch reserves for one evaluation on a GPU (runner::GpuMemoryBudget): the candidate's share,
 // its CUDA context and the judge's copies of the trial inputs and outputs it hands over.
-std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes);
+std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
+                                    bool reference_beside = false);
 
 }  // namespace kforge::verify

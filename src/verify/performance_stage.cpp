@@ -37,16 +37,21 @@ constexpr std::size_t kMinSamplesPerRound = 3;
 constexpr std::size_t kProbeSamples = 5;  // after the warm-up: sizes the rounds, not part of the result
 constexpr std::size_t kMaxWallCalls = 20;
 constexpr std::size_t kSamplesPerWallCall = 10;
+// The first (warm-up) batch of each side ends with this many back-to-back calls at least: a candidate
+// that behaves only when its calls come quickly one after another (a benchmark loop) is caught by the
+// check of that burst's last output, now that timed samples are spaced by the wait for their end event.
+constexpr std::size_t kFirstBatchWallCalls = 10;
 
 constexpr const char* kMethod =
     "device time of one call: before each sample the L2 is flushed (a write of max(2 x L2, 128 MiB)) and "
     "the stream sleeps (torch.cuda._sleep) 3x the call's host enqueue time, so the whole call is queued "
     "before the start event; CUDA events bracket the call (host launch overhead excluded, cold L2); "
     "warm-up until steady; median; reference and candidate timed alike in paired rounds (at least 10) "
-    "over the same stretch of time, the reference both in the judge and beside the candidate in the "
-    "candidate's process (the speedup compares within that process; see timing_basis); the input values "
-    "rotate between samples and every timed output is checked; speedup CI by percentile bootstrap; "
-    "wall_per_call_ms (synchronised back-to-back calls, host overhead included) for information";
+    "over the same stretch of time (with --reference-beside the reference is also timed in the "
+    "candidate's process and the speedup compares within it; see timing_basis); the host waits for each "
+    "sample's end event before it queues anything else; the input values rotate between samples and every "
+    "timed output is checked; speedup CI by percentile bootstrap; wall_per_call_ms (synchronised "
+    "back-to-back calls, host overhead included) for information";
 
 nlohmann::json summary_json(const measure::SampleSummary& summary) {
   return {{"count", summary.count},
@@ -88,8 +93,9 @@ double number_or(const nlohmann::json& body, const char* key, double fallback) {
   return found != body.end() && found->is_number() ? found->get<double>() : fallback;
 }
 
-std::size_t wall_calls_for(std::size_t samples) {
-  return std::clamp<std::size_t>(samples / kSamplesPerWallCall, 1, kMaxWallCalls);
+std::size_t wall_calls_for(std::size_t samples, bool first_batch) {
+  const auto calls = std::clamp<std::size_t>(samples / kSamplesPerWallCall, 1, kMaxWallCalls);
+  return first_batch ? std::max(calls, kFirstBatchWallCalls) : calls;
 }
 
 // What one side's `time` request gave besides its samples.
@@ -189,7 +195,7 @@ class AlternatingTimer {
                               {"trial", kTimingTrial},
                               {"count", count},
                               {"value_order", order},
-                              {"wall_calls", wall_calls_for(count)},
+                              {"wall_calls", wall_calls_for(count, warmup)},
                               {"baseline", context_.settings.baseline}};
     if (warmup) {
       request["warmup"] = warmup_request();
@@ -216,7 +222,7 @@ class AlternatingTimer {
   std::optional<SideBatch> candidate(std::size_t count, bool warmup, const nlohmann::json* inputs,
                                      const nlohmann::json* value_sets, bool reference_first = false) {
     const auto order = value_set_order(count, value_sets_, random_, last_set_);
-    const auto wall_calls = wall_calls_for(count);
+    const auto wall_calls = wall_calls_for(count, warmup);
     const bool beside = beside_active();
     nlohmann::json request = {
         {"op", "time"}, {"count", count}, {"value_order", order}, {"wall_calls", wall_calls}};
@@ -236,7 +242,7 @@ class AlternatingTimer {
     const auto start = Clock::now();
     // A warm-up runs at least kWarmUpCalls more forwards (WarmUpPolicy.min_calls in the worker), and
     // its first call autotunes again: it gets the first calls' allowance too.
-    const std::size_t forwards = (count + (warmup ? kWarmUpCalls : 0) + 1) * (beside ? 2 : 1);
+    const std::size_t forwards = (count + wall_calls + (warmup ? kWarmUpCalls : 0) + 1) * (beside ? 2 : 1);
     auto call = context_.candidate_call(
         request, warmup ? context_.deadlines.warm_up(forwards) : context_.deadlines.candidate(forwards));
     const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
