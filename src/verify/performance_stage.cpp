@@ -15,6 +15,7 @@
 #include "measure/reference_basis.hpp"
 #include "measure/round_size.hpp"
 #include "measure/sample_statistics.hpp"
+#include "measure/sample_validation.hpp"
 #include "measure/speedup_estimate.hpp"
 #include "measure/timing_policy.hpp"
 #include "runner/timing_lease.hpp"
@@ -364,6 +365,7 @@ bool measure_paired(EvalContext& context, AlternatingTimer& timer, measure::Meas
     }
     try {
       const bool beside = !candidate->beside_reference_ms.empty();
+      measure::require_positive_times(reference->samples_ms);  // the judge's, kept besides the state's
       state.record_round(beside ? candidate->beside_reference_ms : reference->samples_ms,
                          candidate->samples_ms);
       paired.add(*reference, *candidate);
