@@ -25,8 +25,9 @@ import torch
 from kforge.worker.dispatch_guard import mode_stack_problems
 from kforge.worker.perturbation import perturbable_tensors
 from kforge.worker.problem_sizes import apply_size_overrides
-from kforge.worker.reference_timing import ShadowedReference
+from kforge.worker.reference_timing import ShadowedReference, model_tensors
 from kforge.worker.runtime import load_module_from_path
+from kforge.worker.timed_outputs import cloned
 from kforge.worker.timing import Pacing
 
 MODULE_NAME = "kforge_reference_beside"
@@ -181,8 +182,7 @@ class BesideReference:
 
     def open_inputs(self, inputs: list[Any], value_sets: list[list[Any]]) -> None:
         """Private copies of the timing inputs; the value sets are only read."""
-        cloned = [value.clone() if isinstance(value, torch.Tensor) else value for value in inputs]
-        self.shadow = ShadowedReference(cloned, value_sets, [*self.model.parameters(), *self.model.buffers()])
+        self.shadow = ShadowedReference(cloned(inputs), value_sets, model_tensors(self.model))
 
 
 def build_beside_reference(

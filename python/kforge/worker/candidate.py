@@ -29,6 +29,7 @@ from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timed_outputs import (
     TimedOutputLog,
+    cloned,
     copy_values,
     input_attribute_problems,
     poison_outputs,
@@ -233,8 +234,9 @@ class CandidateWorker:
                     parameters.get("names", []), parameters.get("perturbed", []), strict=True
                 )
             }
-            cloned = [value.clone() if isinstance(value, torch.Tensor) else value for value in init_inputs]
-            state.beside = build_beside_reference(request["reference"], state.device, cloned, perturbed)
+            state.beside = build_beside_reference(
+                request["reference"], state.device, cloned(init_inputs), perturbed
+            )
             state.beside_error = None
         except BaseException as exc:  # noqa: BLE001 - the problem may not build here (its imports)
             state.beside, state.beside_error = (
@@ -405,9 +407,7 @@ class CandidateWorker:
         # on its private clones: the same kind of memory on both sides (issue 31: on the shared cuMemAlloc
         # buffers a kernel read 0.92x against itself at 4 µs).
         with kforge_owned():
-            state.timing_inputs = [
-                value.clone() if isinstance(value, torch.Tensor) else value for value in shared
-            ]
+            state.timing_inputs = cloned(shared)
         encoded_sets = request.get("value_sets") or []
         if encoded_sets:
             state.value_importer = SharedTensorImporter(

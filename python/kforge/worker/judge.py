@@ -19,7 +19,7 @@ from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.problem_sizes import apply_size_overrides
 from kforge.worker.protocol import WorkerError
-from kforge.worker.reference_timing import ShadowedReference
+from kforge.worker.reference_timing import ShadowedReference, model_tensors
 from kforge.worker.runtime import (
     cuda_driver_for,
     device_facts,
@@ -29,7 +29,7 @@ from kforge.worker.runtime import (
 )
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import tensors_in
+from kforge.worker.timed_outputs import cloned, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
@@ -100,13 +100,6 @@ class JudgeState:
     nondeterminism: str | None = None
 
 
-def model_tensors(model: torch.nn.Module | None) -> list[torch.Tensor]:
-    """A module's parameters and buffers (none without a module)."""
-    if model is None:
-        return []
-    return [*model.parameters(), *model.buffers()]
-
-
 def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], list[str]]:
     """get_init_inputs(), with its numbers changed for the generalisation instance when asked."""
     init_inputs = list(problem.get_init_inputs())
@@ -117,10 +110,6 @@ def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], l
 
 def _tensor_bytes(items: list[Any]) -> int:
     return sum(value.nbytes for value in items if isinstance(value, torch.Tensor))
-
-
-def _clone(value: Any) -> Any:
-    return value.clone() if isinstance(value, torch.Tensor) else value
 
 
 def _compare_plain_value(index: int, encoded: Any, ref: Any) -> dict[str, Any]:
@@ -334,7 +323,7 @@ class Judge:
             torch.manual_seed(0)
             inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
             with torch.no_grad():
-                outputs = correctness.flatten_outputs(state.model(*[_clone(value) for value in inputs]))
+                outputs = correctness.flatten_outputs(state.model(*cloned(inputs)))
             return generalisation.unwritten_output(state.model, inputs, outputs)
         except BaseException as exc:  # noqa: BLE001 - the attempt is not usable
             return f"the reference failed: {type(exc).__name__}: {exc}"
@@ -470,7 +459,7 @@ class Judge:
         """The reference's result and the private copies it was called with (an output may be one)."""
         state = self.state
         assert state.model is not None, "load first"
-        arguments = [_clone(value) for value in inputs]
+        arguments = cloned(inputs)
         with torch.no_grad():
             raw = state.model(*arguments)
         if state.device.type == "cuda":
@@ -762,7 +751,7 @@ class Judge:
         model = self._timed_model(baseline)
         if trial.shadow is None:
             trial.shadow = ShadowedReference(
-                [_clone(value) for value in trial.reference_inputs],
+                cloned(trial.reference_inputs),
                 [value_set.inputs for value_set in trial.value_sets],
                 model_tensors(state.model),  # an output that is a view of the weights is never poisoned
             )

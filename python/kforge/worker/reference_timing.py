@@ -18,6 +18,14 @@ import torch
 from kforge.worker.timed_outputs import TimedOutputLog, copy_values, poison_outputs
 
 
+def model_tensors(model: torch.nn.Module | None) -> list[torch.Tensor]:
+    """A module's parameters and buffers (none without a module): never poisoned, since an output may be
+    a view of them."""
+    if model is None:
+        return []
+    return [*model.parameters(), *model.buffers()]
+
+
 @dataclass
 class ReferenceHooks:
     call: Callable[[], object]

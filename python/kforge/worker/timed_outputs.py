@@ -46,6 +46,11 @@ def input_attribute_problems(inputs: list[Any]) -> list[str]:
     return problems
 
 
+def cloned(values: list[Any]) -> list[Any]:
+    """Private copies of the tensors among values; other values as they are."""
+    return [value.clone() if isinstance(value, torch.Tensor) else value for value in values]
+
+
 def tensors_in(value: Any) -> list[torch.Tensor]:
     """The tensors of an input list (nested lists, tuples and dicts too), in the order values.encode
     exports them."""
