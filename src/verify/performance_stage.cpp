@@ -319,17 +319,17 @@ struct PairedSamples {
   std::vector<double> judge_reference_ms;
   std::vector<double> beside_reference_ms;
   std::vector<double> candidate_ms;
-  bool beside_complete = true;  // every round had the reference timed beside the candidate
 
   void add(const SideBatch& judge, const SideBatch& candidate) {
     judge_reference_ms.insert(judge_reference_ms.end(), judge.samples_ms.begin(), judge.samples_ms.end());
     candidate_ms.insert(candidate_ms.end(), candidate.samples_ms.begin(), candidate.samples_ms.end());
-    if (candidate.beside_reference_ms.empty()) {
-      beside_complete = false;
-      return;
-    }
     beside_reference_ms.insert(beside_reference_ms.end(), candidate.beside_reference_ms.begin(),
                                candidate.beside_reference_ms.end());
+  }
+
+  // Every round had the reference timed beside the candidate (a batch has all its samples or none).
+  bool beside_complete() const {
+    return !beside_reference_ms.empty() && beside_reference_ms.size() == candidate_ms.size();
   }
 };
 
@@ -419,7 +419,7 @@ struct TimedRounds {
 
 // Which reference samples the speedup uses, with the reason (measure/reference_basis).
 measure::ReferenceBasis reference_basis(const PairedSamples& paired, const AlternatingTimer& timer) {
-  const bool beside = timer.beside_asked() && paired.beside_complete;
+  const bool beside = timer.beside_asked() && paired.beside_complete();
   auto basis = measure::choose_reference_basis(
       paired.judge_reference_ms,
       beside ? std::span<const double>(paired.beside_reference_ms) : std::span<const double>());
