@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -119,6 +120,11 @@ int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSetting
   for (const auto& unmatched : selection.unmatched) {
     std::cerr << "kforge eval: an answer matches no item: " << unmatched << "\n";
   }
+  std::ofstream results(batch.results, std::ios::binary | std::ios::trunc);
+  if (!results) {
+    std::cerr << fmt::format("kforge eval: cannot write the results file {}\n", batch.results);
+    return 2;
+  }
   const auto start = std::chrono::steady_clock::now();
   std::vector<report::TritonBenchRow> rows;
   std::vector<bool> finished(selection.items.size(), false);
@@ -150,6 +156,10 @@ int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSetting
     partial[index] = row;
     finished[index] = true;
     ++done;
+    // One line per judged answer, flushed at once: a killed run keeps every finished row.
+    results << report::tritonbench_row_json(row).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n"
+            << std::flush;
     std::cerr << fmt::format(
         "[{}/{}] {} ({}): call {}, exec {}, {}\n", done, selection.items.size(), row.name, row.origin,
         row.call ? "yes" : "no", row.exec ? "yes" : "no",

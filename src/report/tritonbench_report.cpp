@@ -103,6 +103,22 @@ TritonBenchMetrics tritonbench_metrics(const std::vector<TritonBenchRow>& rows) 
   return metrics;
 }
 
+nlohmann::json tritonbench_row_json(const TritonBenchRow& row) {
+  return {{"name", row.name},
+          {"origin", row.origin},
+          {"call", row.call},
+          {"call_error", row.call_error},
+          {"exec", row.exec},
+          {"exec_reason", row.exec_reason},
+          {"entry", row.entry},
+          {"writes", row.writes},
+          {"writes_inferred", row.writes_inferred},
+          {"seconds", row.seconds},
+          {"efficiency", optional_number(row.efficiency)},
+          {"verdict_error", row.verdict_error},
+          {"verdict", row.verdict}};
+}
+
 nlohmann::json tritonbench_report_json(const std::vector<TritonBenchRow>& rows, const std::string& channel,
                                        const std::string& device) {
   const auto metrics = tritonbench_metrics(rows);
@@ -117,19 +133,7 @@ nlohmann::json tritonbench_report_json(const std::vector<TritonBenchRow>& rows, 
     if (row.verdict.is_object()) {
       samples.push_back(sample_result(row.name, row.verdict));
     }
-    items.push_back({{"name", row.name},
-                     {"origin", row.origin},
-                     {"call", row.call},
-                     {"call_error", row.call_error},
-                     {"exec", row.exec},
-                     {"exec_reason", row.exec_reason},
-                     {"entry", row.entry},
-                     {"writes", row.writes},
-                     {"writes_inferred", row.writes_inferred},
-                     {"seconds", row.seconds},
-                     {"efficiency", optional_number(row.efficiency)},
-                     {"verdict_error", row.verdict_error},
-                     {"verdict", row.verdict}});
+    items.push_back(tritonbench_row_json(row));
   }
   return {{"schema", "kforge.tritonbench/1"},
           {"channel", channel},

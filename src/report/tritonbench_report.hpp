@@ -48,6 +48,9 @@ std::optional<double> profile_efficiency(const nlohmann::json& kernels);
 
 TritonBenchMetrics tritonbench_metrics(const std::vector<TritonBenchRow>& rows);
 
+// One row as the report lists it (and as --results writes it, one JSON line per answer).
+nlohmann::json tritonbench_row_json(const TritonBenchRow& row);
+
 // The report (schema kforge.tritonbench/1): the metrics, kforge's batch metrics and every row.
 nlohmann::json tritonbench_report_json(const std::vector<TritonBenchRow>& rows, const std::string& channel,
                                        const std::string& device);

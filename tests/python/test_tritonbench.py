@@ -83,15 +83,18 @@ def test_channel_t_counts_a_torch_calling_answer_as_tritonbench_does_but_kforge_
     assert report["kforge"]["accepted_rate"] == 0.5
 
 
-def test_without_answers_the_gold_files_are_judged_as_their_own_answers() -> None:
+def test_without_answers_the_gold_files_are_judged_as_their_own_answers(tmp_path: Path) -> None:
+    results = tmp_path / "rows.jsonl"
     code, report, err = tritonbench(
-        "--tritonbench", str(CHECKOUT), "--channel", "G", "--items", "row_softmax"
+        "--tritonbench", str(CHECKOUT), "--channel", "G", "--items", "row_softmax", "--results", str(results)
     )
     assert code == 0, err
     assert report is not None
     (item,) = report["items"]
     assert item["origin"] == "gold" and item["call"] and item["exec"]
     assert item["verdict"]["outcome"] == "accepted"
+    # --results streams the same row as one JSON line.
+    assert [json.loads(line) for line in results.read_text().splitlines()] == [item]
 
 
 def test_a_folder_of_answers_and_an_answer_that_matches_no_item(tmp_path: Path) -> None:
