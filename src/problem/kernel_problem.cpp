@@ -171,19 +171,79 @@ std::optional<nlohmann::json> checked_constant(const nlohmann::json& input, cons
 }
 
 nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::string>& sizes,
-                             const std::string& where) {
+                             const std::string& where, int depth = 0);
+
+bool is_scalar(const nlohmann::json& item) {
+  return item.is_number() || item.is_boolean() || item.is_string() || item.is_null();
+}
+
+// A list of attribute names ("parameters", "buffers") of an object argument, each one of its attributes.
+nlohmann::json checked_attribute_names(const nlohmann::json& input, const char* key,
+                                       const nlohmann::json& attributes, const std::string& where) {
+  const auto found = input.find(key);
+  if (found == input.end()) {
+    return nlohmann::json::array();
+  }
+  if (!found->is_array() || !std::all_of(found->begin(), found->end(), [&](const nlohmann::json& name) {
+        return name.is_string() && attributes.contains(name.get<std::string>());
+      })) {
+    throw std::invalid_argument(fmt::format(R"({}: "{}" lists names of its "attributes")", where, key));
+  }
+  return *found;
+}
+
+// An object argument ({"object": "LayerNorm", "torch_nn": true, "attributes": {...}}), each attribute an
+// input entry of its own (docs/kernel-mode.md, "Object arguments").
+constexpr int kMaxObjectDepth = 4;
+
+nlohmann::json checked_object(const nlohmann::json& input, const std::set<std::string>& sizes,
+                              const std::string& where, int depth) {
+  const auto& name = input["object"];
+  const auto attributes = input.find("attributes");
+  if (!name.is_string() || attributes == input.end() || !attributes->is_object()) {
+    throw std::invalid_argument(fmt::format(
+        R"({}: an object argument is {{"object": "CLASS", "attributes": {{NAME: input, ...}}}})", where));
+  }
+  if (depth >= kMaxObjectDepth) {
+    throw std::invalid_argument(fmt::format("{}: objects nest at most {} deep", where, kMaxObjectDepth));
+  }
+  const auto torch_nn = input.value("torch_nn", false);
+  if (torch_nn && !is_identifier(name.get<std::string>())) {
+    throw std::invalid_argument(
+        fmt::format(R"({}: "object" names a torch.nn class, not {})", where, name.dump()));
+  }
+  nlohmann::json checked = {
+      {"object", name}, {"torch_nn", torch_nn}, {"attributes", nlohmann::json::object()}};
+  for (const auto& [attribute, item] : attributes->items()) {
+    if (!is_identifier(attribute)) {
+      throw std::invalid_argument(fmt::format("{}: attribute \"{}\" is not an identifier", where, attribute));
+    }
+    checked["attributes"][attribute] =
+        checked_input(item, sizes, fmt::format("{}.{}", where, attribute), depth + 1);
+  }
+  checked["parameters"] = checked_attribute_names(input, "parameters", checked["attributes"], where);
+  checked["buffers"] = checked_attribute_names(input, "buffers", checked["attributes"], where);
+  return checked;
+}
+
+nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::string>& sizes,
+                             const std::string& where, int depth) {
   if (!input.is_object()) {
     throw std::invalid_argument(
-        fmt::format("{}: expected an object with shape and dtype, or with value", where));
+        fmt::format("{}: expected an object with shape and dtype, with value, or with object", where));
   }
   if (auto constant = checked_constant(input, where)) {
     return *constant;
   }
+  if (input.contains("object")) {
+    return checked_object(input, sizes, where, depth);
+  }
   if (input.contains("value")) {
     const auto& value = input["value"];
-    const auto scalar = [](const nlohmann::json& item) {
-      return item.is_number() || item.is_boolean() || item.is_string() || item.is_null();
-    };
+    const auto scalar = is_scalar;
+    if (value.is_object() && std::all_of(value.begin(), value.end(), scalar)) {
+      return {{"value", value}};  // launch options by name (`**config.kwargs`)
+    }
     if (value.is_array() && std::all_of(value.begin(), value.end(), scalar)) {
       // A tuple (the default) or a list of scalars: a window, strides, a block shape.
       const std::string sequence = input.value("sequence", std::string("tuple"));
@@ -193,8 +253,8 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
       return {{"value", value}, {"sequence", sequence}};
     }
     if (!scalar(value)) {
-      throw std::invalid_argument(
-          fmt::format("{}: value must be a number, a boolean, a string, null or a list of those", where));
+      throw std::invalid_argument(fmt::format(
+          "{}: value must be a number, a boolean, a string, null, or a list or an object of those", where));
     }
     return {{"value", value}};
   }
@@ -326,6 +386,11 @@ def _kf_input(spec):
     if "value" in spec:
         value = spec["value"]
         return tuple(value) if spec.get("sequence") == "tuple" else value
+    if "object" in spec:  # a module or config argument: a torch.nn module, else a namespace of its attributes
+        from kforge.worker.argument_objects import build
+
+        attributes = {name: _kf_input(item) for name, item in spec["attributes"].items()}
+        return build(spec["object"] if spec["torch_nn"] else "", attributes, spec["parameters"], spec["buffers"])
     shape = [_kf_dimension(dimension) for dimension in spec["shape"]]
     dtype = getattr(torch, spec["dtype"])
     if dtype == torch.bool:

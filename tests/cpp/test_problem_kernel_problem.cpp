@@ -117,14 +117,17 @@ TEST_F(KernelProblemFiles, TheProblemCallsTheOriginalWrapperOnInputsFromTheSpec)
       {kernel, "copy", bad, {}, R"({"inputs": [{"shape": [8], "dtype": "float32"}, {"value": "tanh"},
       {"value": null}]})"});
   EXPECT_NE(captured.find(R"({\"value\":\"tanh\"})"), std::string::npos) << captured;
-  // A list of scalars is a tuple (or a list); nested containers and objects are refused.
+  // A list of scalars is a tuple (or a list), a dict of scalars stays a dict; nested containers are refused.
   const auto window =
       kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [0, 64]}]})"});
   EXPECT_NE(window.find(R"({\"sequence\":\"tuple\",\"value\":[0,64]})"), std::string::npos) << window;
   EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [[1]]}]})"}),
                std::invalid_argument);
+  const auto options =
+      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": {"BLOCK": 64}}]})"});
+  EXPECT_NE(options.find(R"({\"value\":{\"BLOCK\":64}})"), std::string::npos) << options;
   EXPECT_THROW(
-      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": {"a": 1}}]})"}),
+      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": {"a": [1]}}]})"}),
       std::invalid_argument);
   EXPECT_THROW(kernel_problem_text(
                    {kernel, "copy", std::nullopt, {}, R"({"inputs": [{"value": [1], "sequence": "set"}]})"}),
@@ -201,6 +204,37 @@ TEST_F(KernelProblemFiles, DtypeAndDeviceArgumentsAreCheckedAndMadeAgain) {
   for (const char* bad :
        {R"({"inputs": [{"torch_dtype": "float128"}]})", R"({"inputs": [{"triton_dtype": 16}]})",
         R"({"inputs": [{"device": null}]})", R"({"inputs": [{"torch_dtype": "os.system"}]})"}) {
+    EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, bad}), std::invalid_argument) << bad;
+  }
+}
+
+TEST_F(KernelProblemFiles, ObjectArgumentsAreCheckedAttributeByAttributeAndBuiltAgain) {
+  const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
+  const auto text =
+      kernel_problem_text({kernel,
+                           "copy",
+                           std::nullopt,
+                           {},
+                           R"({"inputs": [{"object": "LayerNorm", "torch_nn": true, "parameters": ["weight"],
+                       "attributes": {"weight": {"shape": [8], "dtype": "float32", "low": 0.5, "high": 1.5},
+                                      "eps": {"value": 1e-5}}},
+                      {"object": "Config", "attributes": {"kwargs": {"value": {"BLOCK_M": 64}},
+                                                          "inner": {"object": "Inner", "attributes": {}}}}]})"});
+  EXPECT_NE(text.find(R"(\"object\":\"LayerNorm\")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(\"parameters\":[\"weight\"])"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(\"torch_nn\":false)"), std::string::npos) << text;
+  EXPECT_NE(text.find("from kforge.worker.argument_objects import build"), std::string::npos);
+  for (
+      const char* bad : {
+          R"({"inputs": [{"object": "Config"}]})",
+          R"({"inputs": [{"object": 3, "attributes": {}}]})",
+          R"({"inputs": [{"object": "os.system", "torch_nn": true, "attributes": {}}]})",
+          R"({"inputs": [{"object": "C", "attributes": {"not a name": {"value": 1}}}]})",
+          R"({"inputs": [{"object": "C", "attributes": {"w": {"shape": [-1], "dtype": "float32"}}}]})",
+          R"({"inputs": [{"object": "C", "attributes": {"w": {"value": 1}}, "parameters": ["v"]}]})",
+          R"({"inputs": [{"object": "A", "attributes": {"b": {"object": "B", "attributes": {"c": {"object": "C",
+               "attributes": {"d": {"object": "D", "attributes": {"e": {"object": "E", "attributes": {}}}}}}}}}}}]})",
+      }) {
     EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, bad}), std::invalid_argument) << bad;
   }
 }

@@ -28,9 +28,57 @@ def test_a_complex_tensor_has_a_shape_and_dtype_but_no_range() -> None:
     assert describe_argument(0, value) == {"shape": [3, 5], "dtype": "complex64"}
 
 
-def test_an_object_argument_is_refused_with_what_is_taken() -> None:
-    with pytest.raises(CaptureError, match=r"argument 2 is a Linear.*torch and Triton dtypes and devices"):
-        describe_argument(2, torch.nn.Linear(2, 2))
+class LaunchConfig:  # a configuration object as kernel files define them
+    def __init__(self, num_warps: int = 4, **kwargs: int) -> None:
+        self.num_warps = num_warps
+        self.kwargs = kwargs
+
+
+def test_a_torch_module_is_described_by_its_attributes_and_constant_parameters_drawn_around_them() -> None:
+    spec = describe_argument(1, torch.nn.LayerNorm(8, eps=1e-6))
+    assert spec["object"] == "LayerNorm" and spec["torch_nn"] is True
+    assert spec["parameters"] == ["bias", "weight"] and spec["buffers"] == []
+    attributes = spec["attributes"]
+    assert attributes["eps"] == {"value": 1e-6}
+    assert attributes["normalized_shape"] == {"value": [8], "sequence": "tuple"}
+    assert attributes["weight"] == {"shape": [8], "dtype": "float32", "low": 0.5, "high": 1.5}
+    assert attributes["bias"] == {"shape": [8], "dtype": "float32", "low": -0.5, "high": 0.5}
+
+
+def test_a_plain_object_is_described_by_its_public_attributes() -> None:
+    spec = describe_argument(3, LaunchConfig(num_warps=2, BLOCK=64))
+    assert spec["object"] == "LaunchConfig" and spec["torch_nn"] is False
+    assert spec["attributes"] == {"num_warps": {"value": 2}, "kwargs": {"value": {"BLOCK": 64}}}
+
+
+def test_an_argument_kforge_cannot_rebuild_is_refused_with_what_is_taken() -> None:
+    with pytest.raises(CaptureError, match=r"argument 2 is a Sequential with submodules"):
+        describe_argument(2, torch.nn.Sequential(torch.nn.Linear(2, 2)))
+    with pytest.raises(CaptureError, match=r"argument 0 is a function;.*objects \(modules, configs\)"):
+        describe_argument(0, lambda x: x)
+    with pytest.raises(CaptureError, match=r"argument 1.kwargs is a set"):
+        config = LaunchConfig()
+        config.kwargs = {1, 2}  # type: ignore[assignment]
+        describe_argument(1, config)
+
+
+def test_objects_cross_between_processes_as_a_torch_module_or_a_namespace_of_attributes() -> None:
+    tensors: list[torch.Tensor] = []
+
+    def export(tensor: torch.Tensor) -> dict[str, int]:
+        tensors.append(tensor.clone())
+        return {"i": len(tensors) - 1}
+
+    layernorm = torch.nn.LayerNorm(4)
+    with torch.no_grad():
+        layernorm.weight.uniform_()
+    decoded = decode(encode([layernorm, LaunchConfig(BLOCK=32)], export), lambda data: tensors[data["i"]])
+    module, config = decoded
+    assert type(module) is torch.nn.LayerNorm and not module.training
+    assert isinstance(module.weight, torch.nn.Parameter) and not module.weight.requires_grad
+    assert torch.equal(module.weight, layernorm.weight.detach()) and module.eps == layernorm.eps
+    assert module.normalized_shape == (4,)
+    assert config.num_warps == 4 and config.kwargs == {"BLOCK": 32}
 
 
 def test_dtypes_and_devices_cross_between_processes() -> None:

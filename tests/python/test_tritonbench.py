@@ -439,3 +439,108 @@ def test_golds_calling_apply_keyword_only_and_taking_dtypes_and_devices_are_acce
     assert items["scaled_cast"]["entry"] == "scaled_cast"
     for name, item in items.items():
         assert item["verdict"]["outcome"] == "accepted", (name, item["verdict"]["summary"])
+
+
+# Golds whose wrappers take objects, as real TritonBench files do: a torch.nn.LayerNorm they read weights
+# and eps from, a module class of the file, and a configuration object of the file whose kwargs become
+# launch options.
+LAYERNORM_WRAPPER = """
+@triton.jit
+def _layernorm_rows_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n_cols, eps, AFFINE: tl.constexpr,
+                           BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    diff = tl.where(mask, x - mean, 0.0)
+    y = diff / tl.sqrt(tl.sum(diff * diff, axis=0) / n_cols + eps)
+    if AFFINE:
+        y = y * tl.load(w_ptr + cols, mask=mask) + tl.load(b_ptr + cols, mask=mask)
+    tl.store(out_ptr + row * n_cols + cols, y, mask=mask)
+
+
+def module_layernorm(layernorm, x):
+    assert layernorm.elementwise_affine is True
+    eps = layernorm.variance_epsilon if hasattr(layernorm, "variance_epsilon") else layernorm.eps
+    out = torch.empty_like(x)
+    block = triton.next_power_of_2(x.shape[1])
+    _layernorm_rows_kernel[(x.shape[0],)](
+        x, layernorm.weight, layernorm.bias, out, x.shape[1], eps, AFFINE={affine}, BLOCK=block
+    )
+    return out
+"""
+
+LAYERNORM_TEST = """
+layernorm = torch.nn.LayerNorm(48, eps=1e-5).to(DEVICE)
+x = torch.randn(6, 48, device=DEVICE)
+return {"test_case_1": module_layernorm(layernorm, x)}
+"""
+
+CONFIG_GOLD = gold_file(
+    """
+    @triton.jit
+    def _weighted_copy_kernel(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        weight = tl.load(w_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * weight, mask=mask)
+
+
+    class LaunchConfig:
+        def __init__(self, num_warps=4, **kwargs):
+            self.num_warps = num_warps
+            self.kwargs = kwargs
+
+
+    class Scale(torch.nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(n))
+
+
+    def configured_scale(scale, x, config):
+        out = torch.empty_like(x)
+        grid = (triton.cdiv(x.numel(), config.kwargs["BLOCK"]),)
+        _weighted_copy_kernel[grid](
+            x, scale.weight, out, x.numel(), num_warps=config.num_warps, **config.kwargs
+        )
+        return out
+    """,
+    """
+    x = torch.randn(300, device=DEVICE)
+    return {"test_case_1": configured_scale(Scale(300).to(DEVICE), x, LaunchConfig(num_warps=2, BLOCK=64))}
+    """,
+)
+
+
+def test_golds_taking_modules_and_config_objects_are_accepted_and_module_weights_are_not_left_at_one(
+    tmp_path: Path,
+) -> None:
+    checkout = tmp_path / "checkout"
+    gold = checkout / "data" / "TritonBench_G_v1"
+    gold.mkdir(parents=True)
+    (gold / "module_layernorm.py").write_text(
+        gold_file(LAYERNORM_WRAPPER.format(affine=True), LAYERNORM_TEST)
+    )
+    (gold / "configured_scale.py").write_text(CONFIG_GOLD)
+    code, report, err = tritonbench("--tritonbench", str(checkout), "--channel", "G")
+    assert code == 0, err
+    assert report is not None
+    items = rows(report)
+    assert items["module_layernorm"]["entry"] == "module_layernorm"
+    assert items["configured_scale"]["entry"] == "configured_scale"
+    for name, item in items.items():
+        assert item["verdict"]["outcome"] == "accepted", (name, item["verdict"]["summary"])
+    # An answer that skips the affine step is exact on the test block's fresh LayerNorm (weight 1, bias
+    # 0); kforge draws the module's parameters around their captured value, so it is rejected.
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "module_layernorm.py").write_text(SHARED_KERNEL + LAYERNORM_WRAPPER.format(affine=False))
+    code, report, err = tritonbench(
+        "--tritonbench", str(checkout), "--channel", "G", "--samples", str(answers)
+    )
+    assert report is not None, err
+    (item,) = report["items"]
+    assert item["call"] and item["exec"], "TritonBench's own check sees the fresh module's output"
+    assert item["verdict"]["failed_stage"] == "correctness", item["verdict"]["summary"]

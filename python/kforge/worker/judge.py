@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from kforge.worker import correctness, generalisation, protocol, values
+from kforge.worker import argument_objects, correctness, generalisation, protocol, values
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.problem_sizes import apply_size_overrides
@@ -955,6 +955,9 @@ def _value_set_mismatch(first: list[Any], other: list[Any]) -> str | None:
         if isinstance(a, torch.Tensor):
             if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
                 return f"get_inputs() gives input {index} another shape or dtype for another seed"
+        elif argument_objects.is_argument_object(a):
+            if not argument_objects.same_layout(a, b):
+                return f"get_inputs() gives object input {index} other attributes for another seed"
         elif type(a) is not type(b) or not _same_value(a, b):
             return f"get_inputs() gives non-tensor input {index} another value for another seed"
     return None

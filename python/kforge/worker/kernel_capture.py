@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+from kforge.worker import argument_objects
 from kforge.worker.answers import StagedError, write_answer
 from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
@@ -69,14 +70,55 @@ def integer_structure(value: torch.Tensor) -> dict[str, Any]:
     return structure
 
 
-def describe_argument(index: int, value: Any, written: bool = False) -> dict[str, Any]:
+PARAMETER_SPREAD = 0.5  # a module parameter captured at one value (weight 1) is drawn this far around it
+
+
+def is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def describe_object(where: str, value: Any, depth: int = 0) -> dict[str, Any]:
+    """An object argument (a module, a config) as its class and attributes (docs/kernel-mode.md). A module
+    parameter captured at a single value (a fresh LayerNorm's weight 1 and bias 0) is drawn around it, so
+    a kernel that skips the affine step cannot pass on a freshly built module."""
+    if depth >= argument_objects.MAX_DEPTH:
+        raise CaptureError("capture", f"{where} nests objects deeper than {argument_objects.MAX_DEPTH}")
+    try:
+        attributes, parameters, buffers = argument_objects.object_parts(value)
+    except ValueError as why:
+        raise CaptureError(
+            "capture", f"{where} is {why}; kernel mode rebuilds modules of parameters and plain attributes"
+        ) from None
+    described: dict[str, Any] = {}
+    for name, item in attributes.items():
+        inner = f"{where}.{name}"
+        if argument_objects.is_argument_object(item):
+            described[name] = describe_object(inner, item, depth + 1)
+            continue
+        entry = describe_argument(inner, item)
+        if name in parameters and entry.get("low") is not None and entry["low"] == entry.get("high"):
+            entry.update(low=entry["low"] - PARAMETER_SPREAD, high=entry["high"] + PARAMETER_SPREAD)
+        described[name] = entry
+    return {
+        "object": type(value).__name__,
+        "torch_nn": argument_objects.is_torch_module(value),
+        "attributes": described,
+        "parameters": parameters,
+        "buffers": buffers,
+    }
+
+
+def describe_argument(where: int | str, value: Any, written: bool = False) -> dict[str, Any]:
     """One argument as a spec entry (what kforge's generated get_inputs draws from). An argument the
-    wrapper writes whose values are not finite (a torch.empty output) is drawn as zeros."""
+    wrapper writes whose values are not finite (a torch.empty output) is drawn as zeros. `where` names
+    the argument in errors (its index, or the attribute of an object argument)."""
+    if isinstance(where, int):
+        where = f"argument {where}"
     if isinstance(value, torch.Tensor):
         dtype = str(value.dtype).removeprefix("torch.")
         if dtype not in DTYPES:
             raise CaptureError(
-                "capture", f"argument {index} is a {dtype} tensor; kernel mode's specs take {sorted(DTYPES)}"
+                "capture", f"{where} is a {dtype} tensor; kernel mode's specs take {sorted(DTYPES)}"
             )
         entry: dict[str, Any] = {"shape": list(value.shape), "dtype": dtype}
         if value.numel() and dtype != "bool" and not value.is_complex():  # complex: drawn from randn
@@ -98,15 +140,18 @@ def describe_argument(index: int, value: Any, written: bool = False) -> dict[str
         return {"device": str(value)}  # drawn as the evaluation's device
     if is_triton_dtype(value):
         return {"triton_dtype": value.name}
-    if isinstance(value, (tuple, list)) and all(
-        item is None or isinstance(item, (bool, int, float, str)) for item in value
-    ):  # a window, a stride or a block-shape configuration
+    if isinstance(value, (tuple, list)) and all(is_scalar(item) for item in value):
+        # a window, a stride or a block-shape configuration
         return {"value": list(value), "sequence": type(value).__name__}
+    if isinstance(value, dict) and all(isinstance(k, str) and is_scalar(v) for k, v in value.items()):
+        return {"value": dict(value)}  # launch options (`**config.kwargs`)
+    if argument_objects.is_argument_object(value):
+        return describe_object(where, value)
     raise CaptureError(
         "capture",
-        f"argument {index} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings, None, "
-        "tuples or lists of those, torch and Triton dtypes and devices: write a spec (--inputs) or a "
-        "get_inputs() instead",
+        f"{where} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings, None, "
+        "tuples, lists and dicts of those, torch and Triton dtypes and devices, and objects (modules, "
+        "configs) made of those: write a spec (--inputs) or a get_inputs() instead",
     )
 
 
@@ -156,7 +201,7 @@ def _called_names(node: ast.AST) -> set[str]:
     return called
 
 
-def _launching_functions(tree: ast.Module) -> set[str]:
+def _launching_functions(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
     """Module-level callables (functions, classes such as autograd Functions, aliases like
     `f = Fn.apply`) from which a Triton launch (`kernel[grid](...)`) is reachable through calls by name
     to the file's own functions and classes."""
@@ -170,7 +215,6 @@ def _launching_functions(tree: ast.Module) -> set[str]:
                 bodies[node.name] = node
         elif isinstance(node, ast.ClassDef):
             bodies[node.name] = node
-    aliases = module_aliases(tree)
     callables = set(bodies) | set(aliases)
     launching = {name for name, body in bodies.items() if _launches(body, kernels)}
     calls = {name: _called_names(body) & callables for name, body in bodies.items()}
@@ -210,7 +254,8 @@ def find_entry(code: str, test_block: str) -> str:
         tree = ast.parse(code)
         functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
         classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
-        defined = {node.name for node in functions if not is_triton_kernel(node)} | set(module_aliases(tree))
+        aliases = module_aliases(tree)
+        defined = {node.name for node in functions if not is_triton_kernel(node)} | set(aliases)
         calls = [node for node in ast.walk(ast.parse(test_block)) if isinstance(node, ast.Call)]
     except SyntaxError as failure:
         raise CaptureError("usage", f"the file does not parse: {failure}") from None
@@ -232,7 +277,7 @@ def find_entry(code: str, test_block: str) -> str:
             "the test block calls no function of the file by name; give --entry NAME (the wrapper)",
         )
     called.sort()
-    launching = _launching_functions(tree)
+    launching = _launching_functions(tree, aliases)
     return next((entry for _, _, entry, name in called if name in launching), called[0][2])
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from kforge.worker import argument_objects
 from kforge.worker.cuda_driver import CudaDriver
 from kforge.worker.protocol import WorkerError
 
@@ -45,9 +46,12 @@ def select_device(spec: str) -> torch.device:
 
 def to_device(value: Any, device: torch.device) -> Any:
     """A problem input on `device`: tensors are moved, a device argument becomes `device` (a wrapper that
-    takes the device to allocate on), anything else (sizes, flags) is kept."""
+    takes the device to allocate on), an object argument's tensors are moved, anything else (sizes,
+    flags) is kept."""
     if isinstance(value, torch.device):
         return device
+    if argument_objects.is_argument_object(value):
+        return argument_objects.map_tensors(value, lambda tensor: tensor.to(device))
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 

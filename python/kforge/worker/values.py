@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from kforge.worker import argument_objects
+
 TensorExporter = Callable[[torch.Tensor], dict[str, Any]]
 TensorImporter = Callable[[dict[str, Any]], torch.Tensor]
 
@@ -88,6 +90,8 @@ def encode(value: Any, export_tensor: TensorExporter) -> dict[str, Any]:
         return {"t": kind, "v": [encode(item, export_tensor) for item in value]}
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
         return {"t": "dict", "v": {key: encode(item, export_tensor) for key, item in value.items()}}
+    if argument_objects.is_argument_object(value):  # a wrapper's module or config argument
+        return argument_objects.encode_object(value, lambda item: encode(item, export_tensor))
     raise TypeError(f"cannot pass a value of type {type(value).__name__} between processes")
 
 
@@ -114,6 +118,8 @@ def decode(data: Any, import_tensor: TensorImporter) -> Any:
         return tuple(items) if tag == "tuple" else items
     if tag == "dict":
         return {key: decode(item, import_tensor) for key, item in data["v"].items()}
+    if tag == "object":
+        return argument_objects.decode_object(data, lambda item: decode(item, import_tensor))
     raise ValueError(f"unknown value tag {tag!r}")
 
 
