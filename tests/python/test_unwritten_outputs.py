@@ -90,6 +90,25 @@ def test_a_pytorch_reference_that_never_writes_an_output_is_the_problems_error(t
     assert "never written" in run.verdict["error"]["message"]
 
 
+def test_a_reference_whose_output_is_nan_everywhere_is_the_problems_error(tmp_path: Path) -> None:
+    # A softmax over rows masked out entirely: NaN everywhere, which a candidate that launches nothing
+    # (its torch.empty output poisoned with NaN) would match.
+    problem = tmp_path / "problem.py"
+    problem.write_text(
+        HALF_COLUMNS_PROBLEM.replace(
+            "out[:, : x.shape[1] // 2] = x[:, : x.shape[1] // 2] * 3.0",
+            "out.copy_(torch.softmax(torch.full_like(x, float('-inf')), dim=1))",
+        )
+    )
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half"))
+    run = run_eval(problem, candidate, "--no-small")
+    assert run.exit_code == 2
+    assert run.verdict["outcome"] == "error" and run.verdict["error"]["kind"] == "problem"
+    assert "reference output 0" in run.verdict["error"]["message"]
+    assert "NaN in every element" in run.verdict["error"]["message"]
+
+
 # A Triton wrapper (kernel mode) that computes only the first half of the rows of its output.
 HALF_ROWS_KERNEL = """import torch
 import triton

@@ -440,6 +440,7 @@ class Judge:
             ]
             container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
             undefined = self._unwritten_elements(inputs, outputs, rng)
+            _refuse_all_nan_outputs(outputs)  # after: an output never written is NaN-poisoned everywhere
         except WorkerError:
             raise
         except BaseException as exc:  # noqa: BLE001
@@ -938,6 +939,24 @@ def _nondeterminism_message(
         "(overlapping writes, unordered atomics), reads memory outside its inputs, or keeps state between "
         "calls, so no candidate can be judged against it; make the reference deterministic"
     )
+
+
+def _refuse_all_nan_outputs(outputs: list[Any]) -> None:
+    """An output the reference makes NaN in every element leaves nothing to compare (NaN matches NaN, so
+    any candidate, even one that launches nothing, would pass): the problem's error."""
+    for index, value in enumerate(outputs):
+        if (
+            isinstance(value, torch.Tensor)
+            and value.numel() > 0
+            and (value.is_floating_point() or value.is_complex())
+            and bool(torch.isnan(value).all().item())
+        ):
+            raise WorkerError(
+                "problem",
+                f"reference output {index} ({values.describe(value)}) is NaN in every element, so no "
+                "candidate's output can be told right or wrong; fix the reference or its inputs (a softmax "
+                "over a row that is masked out entirely gives NaN, for example)",
+            )
 
 
 def _undefined_at(undefined: list[torch.Tensor | None], output: int) -> torch.Tensor | None:
