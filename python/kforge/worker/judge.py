@@ -554,7 +554,7 @@ class Judge:
         next output must follow them (a cache keyed on pointers or shapes cannot)."""
         trial = self.state.trials[str(request["trial"])]
         fresh = self._reference(int(request["seed"]), bool(request.get("perturbed", True)))
-        tensors = [value for value in fresh.inputs if isinstance(value, torch.Tensor)]
+        tensors = tensors_in(fresh.inputs)  # as start_trial exported them
         if len(tensors) != len(trial.shared) or any(
             new.shape != old.shape or new.dtype != old.dtype
             for new, old in zip(tensors, trial.shared, strict=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from kforge.worker import argument_objects
 from kforge.worker.correctness import aliased_input, flatten_outputs, is_plain_value
 from kforge.worker.dispatch_guard import kforge_owned
 
@@ -52,14 +53,17 @@ def cloned(values: list[Any]) -> list[Any]:
 
 
 def tensors_in(value: Any) -> list[torch.Tensor]:
-    """The tensors of an input list (nested lists, tuples and dicts too), in the order values.encode
-    exports them."""
+    """The tensors of an input list (nested lists, tuples, dicts and object arguments too), in the order
+    values.encode exports them."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
         return [tensor for item in value for tensor in tensors_in(item)]
     if isinstance(value, dict):
         return [tensor for item in value.values() for tensor in tensors_in(item)]
+    if argument_objects.is_argument_object(value):  # a module's weights, a config's tensors
+        attributes = argument_objects.object_parts(value)[0]
+        return [tensor for item in attributes.values() for tensor in tensors_in(item)]
     return []
 
 
