@@ -7,10 +7,16 @@ disagrees with itself on the same inputs: the problem's error too."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import torch
 from conftest import run_eval
 from test_kernel_mode import kernel_eval
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
+
+from kforge.worker.timed_outputs import cloned_apart
 
 # A PyTorch reference that fills only the first half of each row of a torch.empty output.
 HALF_COLUMNS_PROBLEM = """import torch
@@ -172,3 +178,46 @@ def test_a_reference_that_disagrees_with_itself_is_the_problems_error(tmp_path: 
     assert run.verdict["outcome"] == "error" and run.verdict["error"]["kind"] == "problem"
     message = run.verdict["error"]["message"]
     assert "disagrees with itself" in message and "differed in 1 of 384 elements" in message, message
+
+
+# A Triton wrapper whose kernel reads past the end of its input (as decay_cumsum's gold does, through a
+# wrong head stride): what it reads there is other memory, so its own answer changes with where its
+# arguments lie.
+READS_PAST_ITS_INPUT = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _shifted_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets + n // 2, mask=mask), mask=mask)
+
+
+def shifted_copy(x):
+    out = torch.empty_like(x)
+    _shifted_copy_kernel[(1,)](x, out, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
+    return out
+
+
+def get_inputs():
+    return [torch.randn(64)]
+"""
+
+
+def test_a_reference_that_reads_past_its_inputs_is_the_problems_error(tmp_path: Path) -> None:
+    kernel = tmp_path / "shifted.py"
+    kernel.write_text(READS_PAST_ITS_INPUT)
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "shifted_copy", "--no-small")
+    assert code == 2, err
+    assert verdict is not None and verdict["outcome"] == "error", verdict
+    assert verdict["error"]["kind"] == "problem"
+    assert "reads memory outside its inputs" in verdict["error"]["message"]
+
+
+def test_the_references_second_run_moves_its_arguments_among_other_bytes() -> None:
+    x, flag = torch.randn(100), 3
+    copies, spacers = cloned_apart([x, flag])
+    assert torch.equal(copies[0], x) and copies[0].data_ptr() != x.data_ptr() and copies[1] == flag
+    assert len(spacers) == 2 and all(bool((spacer == 0xFF).all()) for spacer in spacers)

@@ -29,7 +29,7 @@ from kforge.worker.runtime import (
 )
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import cloned, tensors_in
+from kforge.worker.timed_outputs import cloned, cloned_apart, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
@@ -452,19 +452,21 @@ class Judge:
             state.references.popitem(last=False)
         return reference
 
-    def _forward(self, inputs: list[Any]) -> Any:
-        """The reference on a private copy of the inputs (it may write into its own arguments)."""
-        return self._forward_with_arguments(inputs)[0]
+    def _forward(self, inputs: list[Any], moved: bool = False) -> Any:
+        """The reference on a private copy of the inputs (it may write into its own arguments); `moved`:
+        copies at other addresses, among other neighbours (cloned_apart)."""
+        return self._forward_with_arguments(inputs, moved)[0]
 
-    def _forward_with_arguments(self, inputs: list[Any]) -> tuple[Any, list[Any]]:
+    def _forward_with_arguments(self, inputs: list[Any], moved: bool = False) -> tuple[Any, list[Any]]:
         """The reference's result and the private copies it was called with (an output may be one)."""
         state = self.state
         assert state.model is not None, "load first"
-        arguments = cloned(inputs)
+        arguments, spacers = cloned_apart(inputs) if moved else (cloned(inputs), [])
         with torch.no_grad():
             raw = state.model(*arguments)
         if state.device.type == "cuda":
             torch.cuda.synchronize(state.device)
+        del spacers  # kept until the call ended: its reads outside the arguments landed in them
         return raw, arguments
 
     def _unwritten_elements(
@@ -487,8 +489,8 @@ class Judge:
         state.determinism_checked = True
         _restore_rng_state(state.device, rng)
         started = time.perf_counter()
-        with uninitialized_memory_poisoned_differently():
-            second = correctness.flatten_outputs(self._forward(inputs))
+        with uninitialized_memory_poisoned_differently():  # and the arguments moved: reads past them show
+            second = correctness.flatten_outputs(self._forward(inputs, moved=True))
         masks = self._compare_runs(tensors, second)
         if first_check:  # a race shows only now and then: more runs while they are cheap
             deadline = started + DETERMINISM_SECONDS

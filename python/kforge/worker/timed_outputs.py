@@ -52,6 +52,30 @@ def cloned(values: list[Any]) -> list[Any]:
     return [value.clone() if isinstance(value, torch.Tensor) else value for value in values]
 
 
+SPACER_BYTES = 1 << 16  # between a reference's moved argument copies; reads further past them go unseen
+
+
+def cloned_apart(values: list[Any]) -> tuple[list[Any], list[torch.Tensor]]:
+    """Private copies as cloned() makes them, each allocated between two spacers of 0xFF bytes (NaN as
+    floats): the copies sit at other addresses than in a plain run, next to other bytes, so a reference
+    that reads outside its arguments gives another answer and shows as one that disagrees with itself.
+    The spacers must live until the call has ended."""
+    copies: list[Any] = []
+    spacers: list[torch.Tensor] = []
+
+    def spacer(device: torch.device) -> torch.Tensor:
+        return torch.full((SPACER_BYTES,), 0xFF, dtype=torch.uint8, device=device)
+
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            spacers.append(spacer(value.device))
+            copies.append(value.clone())
+            spacers.append(spacer(value.device))
+        else:
+            copies.append(value)
+    return copies, spacers
+
+
 def tensors_in(value: Any) -> list[torch.Tensor]:
     """The tensors of an input list (nested lists, tuples, dicts and object arguments too), in the order
     values.encode exports them."""
