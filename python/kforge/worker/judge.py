@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from kforge.worker import argument_objects, correctness, generalisation, protocol, values
+from kforge.worker import argument_objects, correctness, generalisation, protocol, tf32_slack, values
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.problem_sizes import apply_size_overrides
@@ -98,6 +98,8 @@ class JudgeState:
     # with itself (every evaluation against it is then the problem's error).
     determinism_checked: bool = False
     nondeterminism: str | None = None
+    # Per output, how far the reference's float32 answer moves with TF32 off (None: not measured yet).
+    tf32_slack: list[float] | None = None
 
 
 def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], list[str]]:
@@ -441,6 +443,8 @@ class Judge:
             container = type(raw_reference).__name__ if isinstance(raw_reference, (tuple, list)) else None
             undefined = self._unwritten_elements(inputs, outputs, rng)
             _refuse_all_nan_outputs(outputs)  # after: an output never written is NaN-poisoned everywhere
+            if state.tf32_slack is None:
+                state.tf32_slack = self._tf32_slack(inputs, outputs, rng)
         except WorkerError:
             raise
         except BaseException as exc:  # noqa: BLE001
@@ -501,6 +505,29 @@ class Judge:
                 with uninitialized_memory_poisoned():
                     self._compare_runs(tensors, correctness.flatten_outputs(self._forward(inputs)))
         return masks
+
+    def _tf32_slack(
+        self, inputs: list[Any], outputs: list[Any], rng: tuple[torch.Tensor, list[torch.Tensor]]
+    ) -> list[float]:
+        """Per output, how far the reference's float32 answer moves when the same call runs in full float32
+        (docs/verdict.md, "TF32 in the reference"); measured once per problem, on a GPU only."""
+        state = self.state
+        measurable = tf32_slack.tf32_in_use() and tf32_slack.has_tf32_outputs(outputs)
+        if state.device.type != "cuda" or not measurable:
+            return [0.0] * len(outputs)
+        _restore_rng_state(state.device, rng)
+        with tf32_slack.tf32_disabled(), uninitialized_memory_poisoned():
+            full = correctness.flatten_outputs(self._forward(inputs))
+        return tf32_slack.output_slack(outputs, full)
+
+    def _tolerance(self, output: int, dtype: torch.dtype, request: dict[str, Any]) -> correctness.Tolerance:
+        """The output's tolerance: the user's --atol/--rtol, else the dtype's default with room for the
+        reference's own TF32 rounding."""
+        tolerance = correctness.resolve_tolerance(dtype, request.get("atol"), request.get("rtol"))
+        slack = self.state.tf32_slack or []
+        if request.get("atol") is not None or output >= len(slack) or slack[output] <= 0:
+            return tolerance
+        return tf32_slack.widened(tolerance, slack[output])
 
     def _compare_runs(
         self, tensors: list[torch.Tensor | None], second: list[Any]
@@ -674,15 +701,17 @@ class Judge:
         problem = correctness.check_structure(out, ref, index)
         if problem is not None:
             return {"passed": False, "reason": problem}
-        tolerance = correctness.resolve_tolerance(ref.dtype, request.get("atol"), request.get("rtol"))
+        tolerance = self._tolerance(index, ref.dtype, request)
         if undefined is None:
-            return _with_variation(correctness.compare_tensor(out, ref, tolerance), out, ref)
-        # Every criterion sees only the elements the reference writes.
-        defined_out, defined_ref = correctness.defined_elements(out, ref, undefined)
-        report = _with_variation(
-            correctness.compare_tensor(defined_out, defined_ref, tolerance), defined_out, defined_ref
-        )
-        report.update(shape=list(ref.shape), undefined_elements=int(undefined.sum().item()))
+            report = _with_variation(correctness.compare_tensor(out, ref, tolerance), out, ref)
+        else:  # every criterion sees only the elements the reference writes
+            defined_out, defined_ref = correctness.defined_elements(out, ref, undefined)
+            report = _with_variation(
+                correctness.compare_tensor(defined_out, defined_ref, tolerance), defined_out, defined_ref
+            )
+            report.update(shape=list(ref.shape), undefined_elements=int(undefined.sum().item()))
+        if tolerance.atol != correctness.resolve_tolerance(ref.dtype, request.get("atol"), None).atol:
+            report["tf32_slack"] = (self.state.tf32_slack or [])[index]
         return report
 
     @classmethod
@@ -702,7 +731,18 @@ class Judge:
             f"output {index}: {report['mismatched_elements']} of {report['total_elements']} elements outside "
             f"atol={report['atol']:g} rtol={report['rtol']:g} (max abs error {report['max_abs_error']:.3g}, "
             f"max rel error {report['max_rel_error']:.3g}, "
-            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)" + Judge._undefined_note(report)
+            f"{report['nonfinite_mismatches']} NaN/Inf mismatches)"
+            + Judge._undefined_note(report)
+            + Judge._tf32_note(report)
+        )
+
+    @staticmethod
+    def _tf32_note(report: dict[str, Any]) -> str:
+        slack = report.get("tf32_slack")
+        return (
+            f"; atol widened for the reference's TF32 rounding (full float32 moves it by {slack:.3g})"
+            if slack
+            else ""
         )
 
     @staticmethod
@@ -911,9 +951,7 @@ class Judge:
                     f"expected {values.dtype_name(expected.dtype)}"
                 )
                 continue
-            tolerance = correctness.resolve_tolerance(
-                expected.dtype, request.get("atol"), request.get("rtol")
-            )
+            tolerance = self._tolerance(output, expected.dtype, request)
             ignored = sampled_undefined(
                 [_undefined_at(sets[index].undefined, output) for index in order], positions, rows.shape
             )
