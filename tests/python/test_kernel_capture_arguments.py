@@ -14,7 +14,7 @@ import triton.language as tl
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
 
 from kforge.worker.kernel_capture import CaptureError, call_signature, describe_argument, ordered_arguments
-from kforge.worker.timed_outputs import tensors_in
+from kforge.worker.timed_outputs import cloned, tensors_in
 from kforge.worker.values import decode, encode
 
 
@@ -122,3 +122,14 @@ def test_a_wrapper_taking_kwargs_is_refused() -> None:
 
     with pytest.raises(CaptureError, match="\\*\\*kwargs"):
         call_signature(wrapper, "wrapper")
+
+
+def test_private_copies_of_an_object_argument_hold_copies_of_its_tensors() -> None:
+    # The judge's and the worker's timing inputs are private copies into which value sets are written:
+    # an object shared with the pristine inputs would carry those writes back into them.
+    layernorm = torch.nn.LayerNorm(4)
+    (copy,) = cloned([layernorm])
+    assert type(copy) is torch.nn.LayerNorm and copy is not layernorm
+    with torch.no_grad():
+        copy.weight.fill_(3.0)
+    assert torch.equal(layernorm.weight.detach(), torch.ones(4))

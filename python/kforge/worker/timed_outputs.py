@@ -48,8 +48,17 @@ def input_attribute_problems(inputs: list[Any]) -> list[str]:
 
 
 def cloned(values: list[Any]) -> list[Any]:
-    """Private copies of the tensors among values; other values as they are."""
-    return [value.clone() if isinstance(value, torch.Tensor) else value for value in values]
+    """Private copies of the tensors among values (an object argument's too: a new object holding
+    copies); other values as they are."""
+    return [_cloned(value) for value in values]
+
+
+def _cloned(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if argument_objects.is_argument_object(value):
+        return argument_objects.map_tensors(value, torch.Tensor.clone)
+    return value
 
 
 SPACER_BYTES = 1 << 16  # between a reference's moved argument copies; reads further past them go unseen
@@ -72,7 +81,7 @@ def cloned_apart(values: list[Any]) -> tuple[list[Any], list[torch.Tensor]]:
             copies.append(value.clone())
             spacers.append(spacer(value.device))
         else:
-            copies.append(value)
+            copies.append(_cloned(value))
     return copies, spacers
 
 
