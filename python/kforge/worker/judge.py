@@ -29,7 +29,7 @@ from kforge.worker.runtime import (
 )
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import cloned, cloned_apart, tensors_in
+from kforge.worker.timed_outputs import Spacers, cloned, cloned_apart, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
@@ -465,12 +465,19 @@ class Judge:
         """The reference's result and the private copies it was called with (an output may be one)."""
         state = self.state
         assert state.model is not None, "load first"
-        arguments, spacers = cloned_apart(inputs) if moved else (cloned(inputs), [])
+        arguments, spacers = cloned_apart(inputs) if moved else (cloned(inputs), Spacers())
         with torch.no_grad():
             raw = state.model(*arguments)
         if state.device.type == "cuda":
             torch.cuda.synchronize(state.device)
-        del spacers  # kept until the call ended: its reads outside the arguments landed in them
+        if written := spacers.written():
+            state.nondeterminism = (
+                f"the reference writes outside its arguments (into memory just {', '.join(written)}): "
+                "whatever lies there is overwritten, other buffers of the judge or of the candidate's timed "
+                "calls included, so no candidate can be judged against it; fix its indexing (strides, "
+                "masks)"
+            )
+            raise WorkerError("problem", state.nondeterminism)
         return raw, arguments
 
     def _unwritten_elements(

@@ -61,25 +61,42 @@ def _cloned(value: Any) -> Any:
     return value
 
 
-SPACER_BYTES = 1 << 16  # between a reference's moved argument copies; reads further past them go unseen
+SPACER_BYTES = 1 << 16  # around a reference's moved argument copies; accesses further away go unseen
+SPACER_BYTE = 0xFF  # NaN as any float type
 
 
-def cloned_apart(values: list[Any]) -> tuple[list[Any], list[torch.Tensor]]:
-    """Private copies as cloned() makes them, each allocated between two spacers of 0xFF bytes (NaN as
-    floats): the copies sit at other addresses than in a plain run, next to other bytes, so a reference
-    that reads outside its arguments gives another answer and shows as one that disagrees with itself.
-    The spacers must live until the call has ended."""
+@dataclass
+class Spacers:
+    """Allocations of SPACER_BYTE around each tensor argument: what a call reads there is not its input,
+    and what it writes there is outside its arguments."""
+
+    around: list[tuple[int, str, torch.Tensor]] = field(default_factory=list)  # argument, side, bytes
+
+    def written(self) -> list[str]:
+        """Where the call wrote outside its arguments ("before argument 0", "after argument 2")."""
+        return [
+            f"{side} argument {index}"
+            for index, side, spacer in self.around
+            if not bool((spacer == SPACER_BYTE).all().item())
+        ]
+
+
+def cloned_apart(values: list[Any]) -> tuple[list[Any], Spacers]:
+    """Private copies as cloned() makes them, each tensor allocated between two spacers of SPACER_BYTE:
+    the copies sit at other addresses than in a plain run, next to other bytes, so a reference that
+    reads outside its arguments gives another answer (and shows as one that disagrees with itself),
+    and one that writes outside them changes a spacer. The spacers must live until the call has ended."""
     copies: list[Any] = []
-    spacers: list[torch.Tensor] = []
+    spacers = Spacers()
 
     def spacer(device: torch.device) -> torch.Tensor:
-        return torch.full((SPACER_BYTES,), 0xFF, dtype=torch.uint8, device=device)
+        return torch.full((SPACER_BYTES,), SPACER_BYTE, dtype=torch.uint8, device=device)
 
-    for value in values:
+    for index, value in enumerate(values):
         if isinstance(value, torch.Tensor):
-            spacers.append(spacer(value.device))
+            spacers.around.append((index, "before", spacer(value.device)))
             copies.append(value.clone())
-            spacers.append(spacer(value.device))
+            spacers.around.append((index, "after", spacer(value.device)))
         else:
             copies.append(_cloned(value))
     return copies, spacers
