@@ -62,6 +62,10 @@ CallResult EvalContext::candidate_call_outside_gate(const nlohmann::json& reques
 }
 
 void EvalContext::fail_stage(StageName name, const std::string& summary, const CallResult& call) const {
+  if (call.kind == "environment") {  // the worker says the machine failed it (a GPU full of others' memory)
+    fail_evaluation("environment", summary);
+    return;
+  }
   auto& stage = verdict.stage(name);
   stage.status = StageStatus::failed;
   stage.summary = summary;

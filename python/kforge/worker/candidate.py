@@ -164,6 +164,8 @@ class CandidateWorker:
 
     def _fail(self, kind: str, exc: BaseException) -> WorkerError:
         summary = exception_summary(exc, self.state.path)
+        if (machine := self.state.memory_cap.device_was_full(exc)) is not None:
+            return WorkerError("environment", f"{machine} ({summary['exception']}: {summary['message']})")
         if self.state.memory_cap.is_over_limit(exc):
             return self.state.memory_cap.error(f"{summary['exception']}: {summary['message']}")
         if _is_device_fault(exc):

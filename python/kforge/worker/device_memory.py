@@ -20,6 +20,17 @@ def _gib(value: int) -> str:
     return f"{value / 2**30:.2f} GiB"
 
 
+CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """torch's allocator out of memory, or a CUDA driver call failing with CUDA_ERROR_OUT_OF_MEMORY
+    (kforge's own shared buffers are allocated through the driver)."""
+    if isinstance(exc, torch.OutOfMemoryError):
+        return True
+    return f"CUDA error {CUDA_ERROR_OUT_OF_MEMORY} (" in str(exc) or "CUDA error: out of memory" in str(exc)
+
+
 class DeviceMemoryCap:
     """One candidate worker's GPU memory limit (no limit on the CPU or when none is given)."""
 
@@ -49,6 +60,22 @@ class DeviceMemoryCap:
 
     def is_over_limit(self, exc: BaseException) -> bool:
         return self.limit_bytes is not None and isinstance(exc, torch.OutOfMemoryError)
+
+    def device_was_full(self, exc: BaseException) -> str | None:
+        """Why an out-of-memory failure is the machine's and not the candidate's (None if it may be the
+        candidate's): the GPU no longer had free the rest of the candidate's share, so memory that
+        other evaluations or processes held ran out before the candidate reached its limit."""
+        if self.device is None or self.limit_bytes is None or not is_out_of_memory(exc):
+            return None
+        free, _ = torch.cuda.mem_get_info(self.device)
+        room = self.limit_bytes - torch.cuda.memory_reserved(self.device)
+        if free >= room:
+            return None
+        return (
+            f"the GPU ran out of memory while the candidate was within its share ({_gib(self.limit_bytes)}): "
+            f"{_gib(free)} free on the device, {_gib(room)} of the share not yet used; other evaluations or "
+            "processes hold the rest. Run fewer evaluations at once (-j) or free the GPU"
+        )
 
     def error(self, what: str) -> WorkerError:
         limit = _gib(self.limit_bytes or 0)

@@ -1,0 +1,49 @@
+"""The candidate's GPU memory share (kforge.worker.device_memory): an out-of-memory failure is the
+candidate's only when it wanted more than its share; when the GPU no longer had the rest of the share
+free, other evaluations or processes held it, and the evaluation is an environment error."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
+
+from kforge.worker.cuda_driver import CudaDriverError
+from kforge.worker.device_memory import DeviceMemoryCap, is_out_of_memory
+
+GIB = 2**30
+
+
+def test_torch_and_driver_out_of_memory_errors_are_recognised() -> None:
+    assert is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    assert is_out_of_memory(CudaDriverError("cuMemAlloc failed: CUDA error 2 (out of memory)"))
+    assert not is_out_of_memory(CudaDriverError("cuMemAlloc failed: CUDA error 700 (illegal address)"))
+    assert not is_out_of_memory(ValueError("shapes differ"))
+
+
+def capped(monkeypatch: pytest.MonkeyPatch, free: int, reserved: int) -> DeviceMemoryCap:
+    cap = DeviceMemoryCap()
+    cap.device, cap.limit_bytes = torch.device("cuda", 0), 8 * GIB
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (free, 80 * GIB))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: reserved)
+    return cap
+
+
+def test_a_full_gpu_while_the_candidate_is_within_its_share_is_the_machines_fault(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cap = capped(monkeypatch, free=1 * GIB, reserved=2 * GIB)  # 6 GiB of the share left, 1 GiB free
+    why = cap.device_was_full(torch.OutOfMemoryError("CUDA out of memory"))
+    assert why is not None and "within its share (8.00 GiB)" in why and "fewer evaluations" in why
+
+
+def test_wanting_more_than_the_share_is_the_candidates_fault(monkeypatch: pytest.MonkeyPatch) -> None:
+    cap = capped(monkeypatch, free=70 * GIB, reserved=2 * GIB)  # the share's rest is free: it asked for more
+    assert cap.device_was_full(torch.OutOfMemoryError("CUDA out of memory")) is None
+    assert cap.is_over_limit(torch.OutOfMemoryError("CUDA out of memory"))
+    assert cap.device_was_full(ValueError("not memory")) is None
+    assert DeviceMemoryCap().device_was_full(torch.OutOfMemoryError("no cap on the CPU")) is None
