@@ -45,12 +45,17 @@ def _kf_invoke(entry, args):
     return entry(*positional, **{{name: args[index] for index, name in _KF_KEYWORDS.items() if index < len(args)}})
 
 
+def _kf_private_copy(tensor, index):
+    # kforge's judge swaps this for a copy between guard bytes in one reference run (writes outside show)
+    return tensor.clone()
+
+
 def _kf_call(entry, args):
     args = list(args)
     for index in _KF_WRITES:
         if index >= len(args) or not isinstance(args[index], torch.Tensor):
             raise IndexError(f"--writes {{index}}: argument {{index}} of {{len(args)}} is not a tensor")
-        args[index] = args[index].clone()
+        args[index] = _kf_private_copy(args[index], index)
     result = _kf_invoke(entry, args)
     outputs = ([] if result is None else [result]) + [args[index] for index in _KF_WRITES]
     if not outputs:

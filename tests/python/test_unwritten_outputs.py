@@ -8,6 +8,7 @@ disagrees with itself on the same inputs: the problem's error too."""
 from __future__ import annotations
 
 import sys
+import types
 from pathlib import Path
 
 import torch
@@ -16,7 +17,8 @@ from test_kernel_mode import kernel_eval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
 
-from kforge.worker.timed_outputs import cloned_apart
+from kforge.worker.judge import _written_copies_apart
+from kforge.worker.timed_outputs import Spacers, cloned_apart
 
 # A PyTorch reference that fills only the first half of each row of a torch.empty output.
 HALF_COLUMNS_PROBLEM = """import torch
@@ -226,3 +228,20 @@ def test_the_references_second_run_moves_its_arguments_among_bytes_that_show_wri
     # next allocation of the same pool; here written by hand).
     spacers.around[1][2][:8] = 0
     assert spacers.written() == ["after argument 0"]
+
+
+def test_a_kernel_mode_adapters_copies_of_written_arguments_are_moved_too() -> None:
+    # The adapter copies each argument the wrapper writes (`_kf_private_copy`); in the moved run those
+    # copies get spacers as well, so a wrapper writing past its output argument shows.
+    problem = types.ModuleType("generated_problem")
+
+    def plain_copy(tensor: torch.Tensor, index: int) -> torch.Tensor:
+        return tensor.clone()
+
+    problem.__dict__["_kf_private_copy"] = plain_copy
+    spacers = Spacers()
+    with _written_copies_apart(problem, spacers):
+        copy = problem.__dict__["_kf_private_copy"](torch.ones(4), 1)
+    assert torch.equal(copy, torch.ones(4))
+    assert [(index, side) for index, side, _ in spacers.around] == [(1, "before"), (1, "after")]
+    assert problem.__dict__["_kf_private_copy"] is plain_copy

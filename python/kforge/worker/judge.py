@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -466,7 +468,7 @@ class Judge:
         state = self.state
         assert state.model is not None, "load first"
         arguments, spacers = cloned_apart(inputs) if moved else (cloned(inputs), Spacers())
-        with torch.no_grad():
+        with torch.no_grad(), _written_copies_apart(state.problem if moved else None, spacers):
             raw = state.model(*arguments)
         if state.device.type == "cuda":
             torch.cuda.synchronize(state.device)
@@ -986,6 +988,21 @@ def _nondeterminism_message(
         "(overlapping writes, unordered atomics), reads memory outside its inputs, or keeps state between "
         "calls, so no candidate can be judged against it; make the reference deterministic"
     )
+
+
+@contextmanager
+def _written_copies_apart(problem: ModuleType | None, spacers: Spacers) -> Iterator[None]:
+    """While the block runs, a kernel-mode adapter's private copies of the arguments its wrapper writes
+    (`_kf_private_copy`) are made between spacers too: writes past such an argument show."""
+    original = getattr(problem, "_kf_private_copy", None) if problem is not None else None
+    if original is None:
+        yield
+        return
+    problem.__dict__["_kf_private_copy"] = spacers.copy_apart
+    try:
+        yield
+    finally:
+        problem.__dict__["_kf_private_copy"] = original
 
 
 def _refuse_all_nan_outputs(outputs: list[Any]) -> None:

@@ -72,6 +72,17 @@ class Spacers:
 
     around: list[tuple[int, str, torch.Tensor]] = field(default_factory=list)  # argument, side, bytes
 
+    def copy_apart(self, tensor: torch.Tensor, index: int) -> torch.Tensor:
+        """A copy of argument `index`, allocated between two new spacers."""
+        self.around.append((index, "before", self._spacer(tensor.device)))
+        copy = tensor.clone()
+        self.around.append((index, "after", self._spacer(tensor.device)))
+        return copy
+
+    @staticmethod
+    def _spacer(device: torch.device) -> torch.Tensor:
+        return torch.full((SPACER_BYTES,), SPACER_BYTE, dtype=torch.uint8, device=device)
+
     def written(self) -> list[str]:
         """Where the call wrote outside its arguments ("before argument 0", "after argument 2")."""
         return [
@@ -86,19 +97,11 @@ def cloned_apart(values: list[Any]) -> tuple[list[Any], Spacers]:
     the copies sit at other addresses than in a plain run, next to other bytes, so a reference that
     reads outside its arguments gives another answer (and shows as one that disagrees with itself),
     and one that writes outside them changes a spacer. The spacers must live until the call has ended."""
-    copies: list[Any] = []
     spacers = Spacers()
-
-    def spacer(device: torch.device) -> torch.Tensor:
-        return torch.full((SPACER_BYTES,), SPACER_BYTE, dtype=torch.uint8, device=device)
-
-    for index, value in enumerate(values):
-        if isinstance(value, torch.Tensor):
-            spacers.around.append((index, "before", spacer(value.device)))
-            copies.append(value.clone())
-            spacers.around.append((index, "after", spacer(value.device)))
-        else:
-            copies.append(_cloned(value))
+    copies = [
+        spacers.copy_apart(value, index) if isinstance(value, torch.Tensor) else _cloned(value)
+        for index, value in enumerate(values)
+    ]
     return copies, spacers
 
 
