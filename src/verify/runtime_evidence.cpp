@@ -31,6 +31,15 @@ std::map<std::string, long> summed_counts(const std::vector<nlohmann::json>& tra
   return totals;
 }
 
+long summed_number(const std::vector<nlohmann::json>& traces, const char* key) {
+  long total = 0;
+  for (const auto& trace : traces) {
+    const auto found = trace.find(key);
+    total += found != trace.end() && found->is_number_integer() ? found->get<long>() : 0;
+  }
+  return total;
+}
+
 std::string listed(const std::map<std::string, long>& counts, std::size_t limit = 8) {
   std::vector<std::string> parts;
   for (const auto& [name, count] : counts) {
@@ -105,6 +114,15 @@ void check_foreign_compute(const RuntimeEvidence& evidence, std::vector<Finding>
                         "forward ran PyTorch (ATen) compute outside Triton kernels: " + listed(aten) +
                             "; only allocation, views and copies may run around the launches",
                         kNoLocation});
+  } else if (!profiled.empty() && summed_number(evidence.traces, "formatted_tensors") > 0) {
+    // torch formats tensors with the dispatch modes off: a print, not a candidate hiding its compute.
+    findings.push_back(
+        {"torch-compute-at-runtime", Severity::reject,
+         fmt::format("forward turned {} tensor(s) into text (print, f-strings, str): formatting "
+                     "a tensor runs PyTorch (ATen) compute ({}) and copies it to the host "
+                     "outside Triton kernels; remove the prints from forward",
+                     summed_number(evidence.traces, "formatted_tensors"), listed(profiled)),
+         kNoLocation});
   } else if (!profiled.empty()) {
     // The profiler hooks the dispatcher in C++: what it saw while the dispatch mode saw nothing was
     // hidden from the mode (popped, disabled, or run where the mode does not look).

@@ -144,6 +144,17 @@ TEST(RuntimeEvidence, ComputeOnlyTheProfilerSawIsRejected) {
       << finding->message;
 }
 
+TEST(RuntimeEvidence, ComputeOfAPrintedTensorIsRejectedAsAPrintNotAsHiddenCompute) {
+  auto printed = honest_trace();
+  printed["aten_compute_profiled"] = {{"abs", 2}, {"isfinite", 1}};
+  printed["formatted_tensors"] = 1;
+  const auto findings = runtime_findings(evidence_of({printed}));
+  const auto* finding = find(findings, "torch-compute-at-runtime");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_NE(finding->message.find("turned 1 tensor(s) into text"), std::string::npos) << finding->message;
+  EXPECT_EQ(finding->message.find("hid it"), std::string::npos) << finding->message;
+}
+
 TEST(RuntimeEvidence, HostReadsOfInputDataAreRejected) {
   auto host = honest_trace();
   host["host_transfers"] = {{"tolist", 1}};

@@ -185,6 +185,21 @@ def test_a_removed_recorder_does_not_hide_compute_from_the_profiler() -> None:
     )
 
 
+def test_a_printed_tensor_is_counted_so_its_compute_is_not_called_hidden() -> None:
+    run_check(
+        """
+        with traced_forward(recorder, cpu) as trace:
+            text = f"x: {x}"
+        assert "x: tensor(" in text
+        assert trace.formatted_tensors == 1 and not trace.aten_compute
+        assert trace.aten_compute_profiled, "formatting runs ATen ops the profiler sees"
+        assert trace.to_json()["formatted_tensors"] == 1
+        import torch._tensor_str as tensor_str
+        assert tensor_str._str.__name__ == "_str", "torch's formatter is back after the trace"
+        """
+    )
+
+
 def test_modes_left_active_are_reported_and_cannot_reach_kforge_handling() -> None:
     run_check(
         """

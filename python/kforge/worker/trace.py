@@ -588,6 +588,7 @@ class ForwardTrace:
     gpu_kernels: list[dict[str, Any]] = field(default_factory=list)
     threads_left: list[str] = field(default_factory=list)
     children_left: int = 0
+    formatted_tensors: int = 0  # tensors turned into text (print, f-strings): ATen compute with modes off
 
     def to_json(self) -> dict[str, Any]:
         own_names = set(self.launches.own)
@@ -614,7 +615,28 @@ class ForwardTrace:
             "own_kernel_time_us": own_time,
             "threads_left": self.threads_left,
             "children_left": self.children_left,
+            "formatted_tensors": self.formatted_tensors,
         }
+
+
+@contextmanager
+def _tensor_formatting_counted(trace: ForwardTrace) -> Iterator[None]:
+    """Counts the tensors forward turns into text. torch formats a tensor with the dispatch modes off, so
+    only the profiler sees the ATen ops it runs; the count lets the verdict name a print as the cause
+    instead of compute hidden from kforge's recorder (the ops are still compute around the launches)."""
+    import torch._tensor_str as tensor_str
+
+    original = tensor_str._str
+
+    def counted(*args: Any, **kwargs: Any) -> str:
+        trace.formatted_tensors += 1
+        return original(*args, **kwargs)
+
+    tensor_str._str = counted
+    try:
+        yield
+    finally:
+        tensor_str._str = original
 
 
 def _leave_mode(mode: Any, stack: Callable[[], list[Any]], push: Callable[[Any], None]) -> None:
@@ -650,7 +672,7 @@ def traced_forward(
         if device.type == "cuda":
             with torch.cuda.device(device):
                 torch.cuda._sleep(STREAM_MARKER_CYCLES)  # the stream marker (STREAM_MARKER_KERNEL)
-        with recorder.recording(trace.launches, device, ghost):
+        with recorder.recording(trace.launches, device, ghost), _tensor_formatting_counted(trace):
             aten.__enter__()
             transfers.__enter__()
             try:
