@@ -157,7 +157,8 @@ int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSetting
     finished[index] = true;
     ++done;
     // One line per judged answer, flushed at once: a killed run keeps every finished row.
-    results << report::tritonbench_row_json(row).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+    results << report::tritonbench_row_json(row).dump(-1, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace)
             << "\n"
             << std::flush;
     std::cerr << fmt::format(
