@@ -11,6 +11,7 @@ import sys
 import types
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import run_eval
 from test_kernel_mode import kernel_eval
@@ -86,35 +87,28 @@ def test_a_pytorch_reference_that_leaves_part_of_its_output_unwritten(tmp_path: 
     assert "8 NaN/Inf mismatches" in run.verdict["summary"]
 
 
-def test_a_pytorch_reference_that_never_writes_an_output_is_the_problems_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("_ = ", "never written"),  # torch.empty, then nothing
+        # A softmax over rows masked out entirely: NaN everywhere, which a candidate that launches
+        # nothing (its torch.empty output poisoned with NaN) would match.
+        ("out = torch.softmax(torch.full_like(x, -math.inf), dim=1)\n        _ = ", "NaN in every element"),
+    ],
+)
+def test_a_pytorch_reference_whose_output_holds_nothing_to_compare_is_the_problems_error(
+    tmp_path: Path, written: str, message: str
+) -> None:
     problem = tmp_path / "problem.py"
-    problem.write_text(HALF_COLUMNS_PROBLEM.replace("out[:, : x.shape[1] // 2] = ", "_ = "))
+    body = HALF_COLUMNS_PROBLEM.replace("out[:, : x.shape[1] // 2] = ", written)
+    problem.write_text("import math\n" + body)
     candidate = tmp_path / "candidate.py"
     candidate.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half"))
     run = run_eval(problem, candidate, "--no-small")
     assert run.exit_code == 2
     assert run.verdict["outcome"] == "error" and run.verdict["error"]["kind"] == "problem"
     assert "reference output 0" in run.verdict["error"]["message"]
-    assert "never written" in run.verdict["error"]["message"]
-
-
-def test_a_reference_whose_output_is_nan_everywhere_is_the_problems_error(tmp_path: Path) -> None:
-    # A softmax over rows masked out entirely: NaN everywhere, which a candidate that launches nothing
-    # (its torch.empty output poisoned with NaN) would match.
-    problem = tmp_path / "problem.py"
-    problem.write_text(
-        HALF_COLUMNS_PROBLEM.replace(
-            "out[:, : x.shape[1] // 2] = x[:, : x.shape[1] // 2] * 3.0",
-            "out.copy_(torch.softmax(torch.full_like(x, float('-inf')), dim=1))",
-        )
-    )
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(HALF_COLUMNS_CANDIDATE.replace("LIMIT", "half"))
-    run = run_eval(problem, candidate, "--no-small")
-    assert run.exit_code == 2
-    assert run.verdict["outcome"] == "error" and run.verdict["error"]["kind"] == "problem"
-    assert "reference output 0" in run.verdict["error"]["message"]
-    assert "NaN in every element" in run.verdict["error"]["message"]
+    assert message in run.verdict["error"]["message"]
 
 
 # A Triton wrapper (kernel mode) that computes only the first half of the rows of its output.
