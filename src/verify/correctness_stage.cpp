@@ -102,8 +102,8 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
   const auto inputs =
       context.judge_call({{"op", "start_trial"}, {"trial", trial}, {"seed", context.seeds.trial(trial)}});
   if (!inputs.ok) {
-    context.fail_evaluation("problem",
-                            fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message));
+    context.fail_judge(fmt::format("the judge could not prepare trial {}: {}", trial, inputs.message),
+                       inputs);
     return false;
   }
   if (trial == 0) {
@@ -139,8 +139,7 @@ bool run_trial(EvalContext& context, int trial, nlohmann::json& trial_log, Error
       context.fail_stage(StageName::correctness, fmt::format("trial {}: {}", trial, check.message), check);
       return false;
     }
-    context.fail_evaluation("problem",
-                            fmt::format("the judge could not check trial {}: {}", trial, check.message));
+    context.fail_judge(fmt::format("the judge could not check trial {}: {}", trial, check.message), check);
     return false;
   }
   const bool passed = check.body.value("passed", false);

@@ -89,4 +89,8 @@ void EvalContext::fail_evaluation(const std::string& kind, const std::string& me
   verdict.error = EvaluationError{kind, message};
 }
 
+void EvalContext::fail_judge(const std::string& message, const CallResult& call) const {
+  fail_evaluation(call.kind == "environment" ? "environment" : "problem", message);
+}
+
 }  // namespace kforge::verify

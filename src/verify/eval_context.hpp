@@ -67,6 +67,9 @@ struct EvalContext {
   }
   // Marks the whole evaluation as an error that is not the candidate's fault.
   void fail_evaluation(const std::string& kind, const std::string& message) const;
+  // The judge failed on `call`: the problem's error, unless the judge says the machine failed it
+  // (kind "environment": the GPU ran out of memory).
+  void fail_judge(const std::string& message, const CallResult& call) const;
 };
 
 }  // namespace kforge::verify

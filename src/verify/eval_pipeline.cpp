@@ -421,7 +421,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   context.evidence.on_gpu = context.on_gpu;
   const auto init = context.judge_call({{"op", "export_init"}});
   if (!init.ok) {
-    context.fail_evaluation("problem", "the judge could not share the init inputs: " + init.message);
+    context.fail_judge("the judge could not share the init inputs: " + init.message, init);
     return;
   }
   context.progress(StageName::compile, "starting the candidate's worker");

@@ -94,8 +94,7 @@ class GeneralisationTrial {
                                              {"trial", kGeneralisationTrial},
                                              {"seed", context_.seeds.generalisation(0)}});
     if (!inputs.ok) {
-      context_.fail_evaluation("problem",
-                               "the judge could not prepare the generalisation trial: " + inputs.message);
+      context_.fail_judge("the judge could not prepare the generalisation trial: " + inputs.message, inputs);
       return false;
     }
     const auto run =
@@ -116,8 +115,7 @@ class GeneralisationTrial {
          {"rtol", settings.rtol ? nlohmann::json(*settings.rtol) : nlohmann::json(nullptr)}});
     context_.candidate_call({{"op", "release"}});
     if (!check.ok) {
-      context_.fail_evaluation("problem",
-                               "the judge could not check the generalisation trial: " + check.message);
+      context_.fail_judge("the judge could not check the generalisation trial: " + check.message, check);
       return false;
     }
     details_["outputs"] = check.body.value("outputs", nlohmann::json::array());

@@ -205,7 +205,7 @@ class AlternatingTimer {
     auto call = context_.judge_call(request);
     context_.candidate->resume();
     if (!call.ok) {
-      context_.fail_evaluation("problem", "timing the reference failed: " + call.message);
+      context_.fail_judge("timing the reference failed: " + call.message, call);
       return std::nullopt;
     }
     auto samples = samples_of(call);
@@ -667,7 +667,7 @@ void run_performance_stage(EvalContext& context) {
   const auto inputs =
       context.judge_call({{"op", "start_trial"}, {"trial", kTimingTrial}, {"seed", context.seeds.timing()}});
   if (!inputs.ok) {
-    context.fail_evaluation("problem", "the judge could not prepare timing inputs: " + inputs.message);
+    context.fail_judge("the judge could not prepare timing inputs: " + inputs.message, inputs);
     return;
   }
   const auto [value_set_count, value_sets] =

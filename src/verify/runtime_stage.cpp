@@ -67,7 +67,7 @@ class RuntimeProbes {
     const auto inputs = context_.judge_call(
         {{"op", "start_trial"}, {"trial", kProbeTrial}, {"seed", context_.seeds.probe()}});
     if (!inputs.ok) {
-      context_.fail_evaluation("problem", "the judge could not prepare the runtime probe: " + inputs.message);
+      context_.fail_judge("the judge could not prepare the runtime probe: " + inputs.message, inputs);
       return false;
     }
     const bool ok = baseline(inputs.body["inputs"]) && refresh(context_.seeds.refresh(), findings, details) &&

@@ -47,3 +47,19 @@ def test_wanting_more_than_the_share_is_the_candidates_fault(monkeypatch: pytest
     assert cap.is_over_limit(torch.OutOfMemoryError("CUDA out of memory"))
     assert cap.device_was_full(ValueError("not memory")) is None
     assert DeviceMemoryCap().device_was_full(torch.OutOfMemoryError("no cap on the CPU")) is None
+
+
+def test_the_reference_running_out_of_gpu_memory_is_the_machines_limit_not_a_problem_defect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kforge.worker.judge import JudgeState, _problem_error
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (1 * GIB, 80 * GIB))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device: 30 * GIB)
+    state = JudgeState(device=torch.device("cuda", 0))
+    error = _problem_error("reference forward", torch.OutOfMemoryError("CUDA out of memory"), state)
+    assert error.kind == "environment"
+    assert "1.00 GiB free of 80.00 GiB; the judge holds 30.00 GiB" in error.message
+    assert _problem_error("reference forward", ValueError("bad shape"), state).kind == "problem"
+    on_cpu = JudgeState(device=torch.device("cpu"))
+    assert _problem_error("reference forward", torch.OutOfMemoryError("x"), on_cpu).kind == "problem"

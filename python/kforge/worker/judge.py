@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from kforge.worker import argument_objects, correctness, generalisation, protocol, tf32_slack, values
+from kforge.worker.device_memory import is_out_of_memory
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.problem_sizes import apply_size_overrides
@@ -167,6 +168,17 @@ def _restore_rng_state(device: torch.device, state: tuple[torch.Tensor, list[tor
 
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
     summary = exception_summary(exc, state.problem_path)
+    if state.device.type == "cuda" and is_out_of_memory(exc):  # the machine's limit, not a defect
+        free, total = torch.cuda.mem_get_info(state.device)
+        held = torch.cuda.memory_reserved(state.device)
+        return WorkerError(
+            "environment",
+            f"the GPU ran out of memory in the problem's {stage} ({free / 2**30:.2f} GiB free of "
+            f"{total / 2**30:.2f} GiB; the judge holds {held / 2**30:.2f} GiB, other processes the rest): "
+            "run fewer evaluations at once (-j) or the problem at smaller sizes (--size); "
+            f"{summary['exception']}: {summary['message']}",
+            summary,
+        )
     return WorkerError(
         "problem", f"the problem's {stage} raised {summary['exception']}: {summary['message']}", summary
     )
