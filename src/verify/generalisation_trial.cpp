@@ -62,10 +62,8 @@ class GeneralisationTrial {
   bool build() {
     const auto init = context_.judge_call({{"op", "export_init"}, {"instance", kInstance}});
     if (!init.ok) {
-      context_.fail_evaluation("problem",
-                               "the judge could not share the generalisation instance's init "
-                               "inputs: " +
-                                   init.message);
+      context_.fail_judge(
+          "the judge could not share the generalisation instance's init inputs: " + init.message, init);
       return false;
     }
     const auto load = context_.candidate_call({{"op", "load"},

@@ -88,8 +88,7 @@ class RuntimeProbes {
     const auto refreshed =
         context_.judge_call({{"op", "refresh_trial"}, {"trial", kProbeTrial}, {"seed", seed}});
     if (!refreshed.ok) {
-      context_.fail_evaluation("problem",
-                               "the judge could not refresh the probe inputs: " + refreshed.message);
+      context_.fail_judge("the judge could not refresh the probe inputs: " + refreshed.message, refreshed);
       return false;
     }
     if (!refreshed.body.value("refreshed", false)) {
