@@ -4,13 +4,13 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "report/batch_metrics.hpp"
+#include "report/json_lines_file.hpp"
 #include "report/progress_display.hpp"
 #include "reward/reward_formulas.hpp"
 #include "runner/environment_probe.hpp"
@@ -136,10 +136,7 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
                                                            : std::filesystem::path(options.store));
     scheduler.store = store.get();
   }
-  std::ofstream results(options.results, std::ios::binary | std::ios::trunc);
-  if (!results) {
-    throw std::runtime_error(fmt::format("cannot write the results file {}", options.results));
-  }
+  report::JsonLinesFile results(options.results);
   const auto spec = reward_spec(options);
   report::ProgressDisplay progress(std::cerr, samples.size(), isatty(STDERR_FILENO) != 0);
   std::vector<nlohmann::json> lines;
@@ -147,8 +144,7 @@ std::vector<nlohmann::json> run_batch(const std::vector<problem::Sample>& sample
   const auto on_result = [&](const schedule::EvalOutcome& outcome) {
     auto line = result_line(outcome, spec);
     const std::lock_guard lock(lines_mutex);
-    // One line per finished sample, flushed at once: a killed run keeps every finished result.
-    results << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+    results.append(line);
     // An input error ran nothing, but it does not come from the store either.
     progress.record(line.value("outcome", "error"),
                     outcome.from_store || (outcome.attempts == 0 && !line.contains("input_error")));

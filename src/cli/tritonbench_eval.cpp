@@ -5,13 +5,14 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/profile_settings.hpp"
 #include "problem/tritonbench_checkout.hpp"
 #include "profile/profile_run.hpp"
+#include "report/json_lines_file.hpp"
 #include "report/tritonbench_report.hpp"
 #include "schedule/tritonbench_batch.hpp"
 #include "source/text_file.hpp"
@@ -120,9 +121,11 @@ int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSetting
   for (const auto& unmatched : selection.unmatched) {
     std::cerr << "kforge eval: an answer matches no item: " << unmatched << "\n";
   }
-  std::ofstream results(batch.results, std::ios::binary | std::ios::trunc);
-  if (!results) {
-    std::cerr << fmt::format("kforge eval: cannot write the results file {}\n", batch.results);
+  std::optional<report::JsonLinesFile> results;
+  try {
+    results.emplace(batch.results);
+  } catch (const std::runtime_error& error) {
+    std::cerr << "kforge eval: " << error.what() << "\n";
     return 2;
   }
   const auto start = std::chrono::steady_clock::now();
@@ -156,11 +159,7 @@ int run_tritonbench(const TritonBenchOptions& options, const verify::EvalSetting
     partial[index] = row;
     finished[index] = true;
     ++done;
-    // One line per judged answer, flushed at once: a killed run keeps every finished row.
-    results << report::tritonbench_row_json(row).dump(-1, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace)
-            << "\n"
-            << std::flush;
+    results->append(report::tritonbench_row_json(row));
     std::cerr << fmt::format(
         "[{}/{}] {} ({}): call {}, exec {}, {}\n", done, selection.items.size(), row.name, row.origin,
         row.call ? "yes" : "no", row.exec ? "yes" : "no",
