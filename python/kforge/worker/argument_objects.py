@@ -50,10 +50,8 @@ def object_parts(value: Any) -> tuple[dict[str, Any], list[str], list[str]]:
     """An object's public attributes, and which of them are a module's parameters and buffers. A module's
     submodules are refused: rebuilding one would need its constructor."""
     if isinstance(value, torch.nn.Module):
-        if dict(value.named_children()):
-            raise ValueError(
-                f"a {type(value).__name__} with submodules ({', '.join(dict(value.named_children()))})"
-            )
+        if children := [name for name, _ in value.named_children()]:
+            raise ValueError(f"a {type(value).__name__} with submodules ({', '.join(children)})")
         parameters = {name: item.detach() for name, item in value.named_parameters(recurse=False)}
         buffers = {name: item for name, item in value.named_buffers(recurse=False) if item is not None}
         plain = {

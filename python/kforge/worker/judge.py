@@ -541,14 +541,17 @@ class Judge:
             full = correctness.flatten_outputs(self._forward(inputs))
         return tf32_slack.output_slack(outputs, full)
 
-    def _tolerance(self, output: int, dtype: torch.dtype, request: dict[str, Any]) -> correctness.Tolerance:
+    def _tolerance(
+        self, output: int, dtype: torch.dtype, request: dict[str, Any]
+    ) -> tuple[correctness.Tolerance, float]:
         """The output's tolerance: the user's --atol/--rtol, else the dtype's default with room for the
-        reference's own TF32 rounding."""
+        reference's own TF32 rounding; and the TF32 slack that widened it (0 when it did not)."""
         tolerance = correctness.resolve_tolerance(dtype, request.get("atol"), request.get("rtol"))
         slack = self.state.tf32_slack or []
         if request.get("atol") is not None or output >= len(slack) or slack[output] <= 0:
-            return tolerance
-        return tf32_slack.widened(tolerance, slack[output])
+            return tolerance, 0.0
+        widened = tf32_slack.widened(tolerance, slack[output])
+        return widened, slack[output] if widened.atol != tolerance.atol else 0.0
 
     def _compare_runs(
         self, tensors: list[torch.Tensor | None], second: list[Any]
@@ -722,7 +725,7 @@ class Judge:
         problem = correctness.check_structure(out, ref, index)
         if problem is not None:
             return {"passed": False, "reason": problem}
-        tolerance = self._tolerance(index, ref.dtype, request)
+        tolerance, slack = self._tolerance(index, ref.dtype, request)
         if undefined is None:
             report = _with_variation(correctness.compare_tensor(out, ref, tolerance), out, ref)
         else:  # every criterion sees only the elements the reference writes
@@ -731,8 +734,8 @@ class Judge:
                 correctness.compare_tensor(defined_out, defined_ref, tolerance), defined_out, defined_ref
             )
             report.update(shape=list(ref.shape), undefined_elements=int(undefined.sum().item()))
-        if tolerance.atol != correctness.resolve_tolerance(ref.dtype, request.get("atol"), None).atol:
-            report["tf32_slack"] = (self.state.tf32_slack or [])[index]
+        if slack:
+            report["tf32_slack"] = slack
         return report
 
     @classmethod
@@ -972,7 +975,7 @@ class Judge:
                     f"expected {values.dtype_name(expected.dtype)}"
                 )
                 continue
-            tolerance = self._tolerance(output, expected.dtype, request)
+            tolerance, _ = self._tolerance(output, expected.dtype, request)
             ignored = sampled_undefined(
                 [_undefined_at(sets[index].undefined, output) for index in order], positions, rows.shape
             )
