@@ -245,11 +245,10 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   }
   if (input.contains("value")) {
     const auto& value = input["value"];
-    const auto scalar = is_scalar;
-    if (value.is_object() && std::all_of(value.begin(), value.end(), scalar)) {
+    if (value.is_object() && std::all_of(value.begin(), value.end(), is_scalar)) {
       return {{"value", value}};  // launch options by name (`**config.kwargs`)
     }
-    if (value.is_array() && std::all_of(value.begin(), value.end(), scalar)) {
+    if (value.is_array() && std::all_of(value.begin(), value.end(), is_scalar)) {
       // A tuple (the default) or a list of scalars: a window, strides, a block shape.
       const std::string sequence = input.value("sequence", std::string("tuple"));
       if (sequence != "tuple" && sequence != "list") {
@@ -257,7 +256,7 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
       }
       return {{"value", value}, {"sequence", sequence}};
     }
-    if (!scalar(value)) {
+    if (!is_scalar(value)) {
       throw std::invalid_argument(fmt::format(
           "{}: value must be a number, a boolean, a string, null, or a list or an object of those", where));
     }
