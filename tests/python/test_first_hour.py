@@ -317,11 +317,12 @@ def test_inputs_from_a_cuda_test_block_on_the_cpu_suggest_a_spec() -> None:
     assert "needs a GPU" in result.stderr and "--inputs SPEC.json" in result.stderr, result.stderr
 
 
-def test_tritonbench_names_the_device_and_the_gold_wrapper() -> None:
+def test_tritonbench_names_the_device_and_the_gold_wrapper(tmp_path: Path) -> None:
     checkout = REPO / "tests" / "fixtures" / "tritonbench"
     result = kforge(
         "eval", "--tritonbench", str(checkout), "--channel", "T", "--samples",
         str(checkout / "predictions_T.jsonl"), "--no-store", "--timeout", "120",
+        "--results", str(tmp_path / "results.jsonl"),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("TritonBench-T on cpu:"), result.stdout

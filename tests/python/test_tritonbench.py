@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -16,7 +17,10 @@ GOLD_G = CHECKOUT / "data" / "TritonBench_G_v1"
 
 
 def tritonbench(*args: str) -> tuple[int, dict | None, str]:
-    run = run_kforge("eval", "--device", "cpu", "--no-store", "--json", "--timeout", "120", *args)
+    with tempfile.TemporaryDirectory() as scratch:  # the default --results would land in the repository
+        results = [] if "--results" in args else ["--results", str(Path(scratch) / "results.jsonl")]
+        common = ["eval", "--device", "cpu", "--no-store", "--json", "--timeout", "120"]
+        run = run_kforge(*common, *results, *args)
     try:
         report = json.loads(run.stdout)
     except json.JSONDecodeError:
