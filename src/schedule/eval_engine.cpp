@@ -25,8 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kMaxAttempts = 2;
-constexpr int kZygoteStarts = 3;            // a zygote that keeps dying is given up on
-constexpr double kUsableMemoryShare = 0.8;  // of the free memory the first judge saw
+constexpr int kZygoteStarts = 3;                  // a zygote that keeps dying is given up on
+constexpr double kUsableMemoryShare = 0.8;        // of the free memory the first judge saw
+constexpr std::chrono::seconds kTrimTimeout{60};  // an idle judge shrinking its cache (a sync and a free)
 
 // The caller's side of one submit: its callbacks and how many of its jobs are still to deliver.
 struct Submission {
@@ -78,7 +79,7 @@ struct DeviceState {
 };
 
 // What one evaluation may use on the GPU: the candidate's capped share, its CUDA context and the judge's
-// copies it hands over (verify::evaluation_gpu_memory), plus the timing's input value sets. No load reply
+// working set (verify::evaluation_gpu_memory), plus the timing's input value sets. No load reply
 // (the problem failed to load): the evaluation reports that, and reserves the minimum.
 std::uint64_t evaluation_memory(const nlohmann::json& load, bool reference_beside) {
   const std::uint64_t total =
@@ -429,6 +430,7 @@ class EvalEngine::Impl {
 
   void finish(Assignment& assignment, const std::string& device, EvalOutcome outcome) {
     bool retry = false;
+    std::shared_ptr<verify::ProblemSession> idle;
     {
       const std::lock_guard lock(mutex_);
       auto& slot = *assignment.slot;
@@ -439,10 +441,14 @@ class EvalEngine::Impl {
       if (retry) {
         ++counters_.retries;
       }
-      if (!retry && slot.running == 0 && !slot.session && assignment.queue->jobs.empty()) {
-        assignment.queue->slots.erase(device);  // its judge was lost: nothing warm to keep
-        --devices_.at(device)->sessions;
-        prune();
+      if (!retry && slot.running == 0 && assignment.queue->jobs.empty()) {
+        if (slot.session) {
+          idle = slot.session;  // warm, with nothing queued: it gives back what it cached
+        } else {
+          assignment.queue->slots.erase(device);  // its judge was lost: nothing warm to keep
+          --devices_.at(device)->sessions;
+          prune();
+        }
       }
     }
     if (retry) {
@@ -454,6 +460,9 @@ class EvalEngine::Impl {
     outcome.tags.erase("_attempt");
     deliver(assignment.item, std::move(outcome));
     changed_.notify_all();
+    if (idle && !idle->lost()) {
+      idle->trim(kTrimTimeout);  // after the result is out; a job arriving meanwhile waits on the session
+    }
   }
 
   // Stores the verdict (errors are not the candidate's: never stored), hands it to the submission's

@@ -12,7 +12,9 @@ constexpr std::uint64_t kFootprintCopies = 8;
 constexpr std::uint64_t kBesideReferenceCopies = 1;  // the reference timed in the candidate's process
 constexpr std::uint64_t kBaseBytes = 2 * kGiB;
 constexpr std::uint64_t kContextBytes = kGiB;
-constexpr std::uint64_t kTransferCopies = 2;
+// The judge's working set during one evaluation, in copies of the inputs and outputs: the cached reference,
+// the trial's shared copies, a comparison's temporaries, the reruns of the determinism and TF32 checks.
+constexpr std::uint64_t kJudgeCopies = 6;
 constexpr std::uint64_t kReferenceWorkingCopies = 2;
 
 std::uint64_t field(const nlohmann::json& load, const char* name) {
@@ -44,7 +46,8 @@ std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std:
 std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
                                     bool reference_beside) {
   return candidate_gpu_memory_limit(footprint, device_total_bytes, reference_beside) + kContextBytes +
-         kTransferCopies * (footprint.input_bytes + footprint.output_bytes);
+         kJudgeCopies * (footprint.input_bytes + footprint.output_bytes) +
+         kReferenceWorkingCopies * footprint.reference_working_bytes;
 }
 
 }  // namespace kforge::verify

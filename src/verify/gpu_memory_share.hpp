@@ -28,7 +28,8 @@ std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std:
                                          bool reference_beside = false);
 
 // What a batch reserves for one evaluation on a GPU (runner::GpuMemoryBudget): the candidate's share,
-// its CUDA context and the judge's copies of the trial inputs and outputs it hands over.
+// its CUDA context and the judge's working set (six copies of the inputs and outputs, and the reference
+// forward's working memory twice: the judge runs the reference again for its own checks).
 std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
                                     bool reference_beside = false);
 

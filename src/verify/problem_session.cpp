@@ -136,6 +136,8 @@ void ProblemSession::end_evaluation(const std::string& evaluation_id, std::chron
   call({{"op", "end_evaluation"}, {"evaluation", evaluation_id}}, timeout);
 }
 
+void ProblemSession::trim(std::chrono::milliseconds timeout) { call({{"op", "trim"}}, timeout); }
+
 std::optional<double> ProblemSession::reference_call_s() const {
   const auto found = load_reply_.is_object() ? load_reply_.find("reference_call_s") : load_reply_.end();
   if (found == load_reply_.end() || !found->is_number()) {

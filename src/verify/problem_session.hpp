@@ -67,6 +67,9 @@ class ProblemSession {
   nlohmann::json generalisation(std::chrono::milliseconds timeout);
   // Frees what the judge holds for one evaluation (its trials and init buffers).
   void end_evaluation(const std::string& evaluation_id, std::chrono::milliseconds timeout);
+  // The problem has nothing queued: the judge shrinks its cached references to an idle share of the
+  // device's memory and hands its allocator's free blocks back, for the judges of other problems.
+  void trim(std::chrono::milliseconds timeout);
   // True once the judge process died or hung: the session must not be used again.
   bool lost() const;
 

@@ -30,5 +30,16 @@ TEST(GpuMemoryShare, AnOlderJudgeWithoutTheFieldCountsNothingForIt) {
   EXPECT_EQ(candidate_gpu_memory_limit(footprint, 0), 2 * kGiB + 8 * kGiB);
 }
 
+TEST(GpuMemoryShare, AnEvaluationReservesTheJudgesWorkingSetBesideTheCandidatesShare) {
+  // KernelBench level 1 at its sizes: 6 GiB in, 6 GiB out. The judge holds its cached reference, the
+  // trial's copies, a comparison's temporaries and the reruns of its checks beside the candidate.
+  const ProblemFootprint footprint{6 * kGiB, 6 * kGiB, 0, kGiB};
+  const auto candidate = candidate_gpu_memory_limit(footprint, 0);
+  EXPECT_EQ(evaluation_gpu_memory(footprint, 0), candidate + kGiB + 6 * 12 * kGiB + 2 * kGiB);
+  // A small problem reserves little more than the candidate's base share.
+  const ProblemFootprint small{kGiB / 1024, kGiB / 1024, 0, 0};
+  EXPECT_LT(evaluation_gpu_memory(small, 80 * kGiB), candidate_gpu_memory_limit(small, 80 * kGiB) + 2 * kGiB);
+}
+
 }  // namespace
 }  // namespace kforge::verify

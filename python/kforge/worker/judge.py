@@ -5,9 +5,9 @@ computes reference outputs, and compares what the candidate hands back. Run by t
 
 from __future__ import annotations
 
+import gc
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +22,7 @@ from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.problem_sizes import apply_size_overrides
 from kforge.worker.protocol import WorkerError
+from kforge.worker.reference_cache import ACTIVE_SHARE, DEFAULT_ENTRIES, IDLE_SHARE, ReferenceCache, memory_of
 from kforge.worker.reference_timing import ShadowedReference, model_tensors
 from kforge.worker.runtime import (
     cuda_driver_for,
@@ -47,8 +48,8 @@ from kforge.worker.uninitialized import (
 # many, started within this many seconds of the first extra run.
 DETERMINISM_EXTRA_RUNS = 3
 DETERMINISM_SECONDS = 0.5
-# Seeds whose inputs and outputs a judge keeps: 5 trials, the runtime probe, 4 timing value sets, spare.
-DEFAULT_REFERENCE_CACHE = 12
+# A trial whose inputs and outputs take this much: its end hands the allocator's free blocks back.
+LARGE_TRIAL_BYTES = 1 << 30
 REFERENCE_CALL_REPEATS = 5  # timed forwards of the reference at load (the fastest sets the call limits)
 REFERENCE_CALL_BUDGET_S = 0.5  # ... fewer when the reference is slow
 
@@ -91,10 +92,8 @@ class JudgeState:
     init_inputs: list[Any] = field(default_factory=list)
     trials: dict[str, Trial] = field(default_factory=dict)  # key: "<evaluation>:<trial>"
     init_exporters: dict[str, SharedTensorExporter] = field(default_factory=dict)  # key: evaluation
-    # key: (seed, parameters perturbed)
-    references: OrderedDict[tuple[int, bool], Reference] = field(default_factory=OrderedDict)
+    references: ReferenceCache = field(default_factory=ReferenceCache)  # key: (seed, parameters perturbed)
     perturbed: list[PerturbedTensor] = field(default_factory=list)  # the model's tensors kforge perturbed
-    reference_cache_size: int = DEFAULT_REFERENCE_CACHE
     timer: SampleTimer | None = None
     compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
     # Whether the reference was run twice on the same inputs yet, and what that showed if it disagreed
@@ -103,6 +102,14 @@ class JudgeState:
     nondeterminism: str | None = None
     # Per output, how far the reference's float32 answer moves with TF32 off (None: not measured yet).
     tf32_slack: list[float] | None = None
+
+
+def release_device_memory(device: torch.device) -> None:
+    """Hands the caching allocator's free blocks back to the device (a no-op on the CPU)."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
 
 
 def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], list[str]]:
@@ -196,6 +203,7 @@ class Judge:
             **routed,
             "load_generalisation": self.load_generalisation,
             "end_evaluation": self.end_evaluation,
+            "trim": self.trim,
         }
 
     def _own_handlers(self) -> dict[str, protocol.Handler]:
@@ -269,7 +277,11 @@ class Judge:
             prepare_triton_interpreter()  # a Triton reference (kernel mode) runs as the candidate does
         state.problem_path = str(request["problem_path"])
         state.determinism_checked, state.nondeterminism = False, None
-        state.reference_cache_size = max(1, int(request.get("reference_cache", DEFAULT_REFERENCE_CACHE)))
+        memory = memory_of(state.device)
+        state.references = ReferenceCache(
+            int(request.get("reference_cache", DEFAULT_ENTRIES)),
+            int(request.get("reference_cache_bytes", memory // ACTIVE_SHARE)),
+        )
         try:
             module_name = str(request.get("module_name", "kforge_problem"))
             problem = load_module_from_path(state.problem_path, module_name)
@@ -303,6 +315,7 @@ class Judge:
         reply["init_changes"] = init_changes
         reply["reference_call_s"] = self._reference_call_seconds(sample_inputs)
         if state.device.type == "cuda":
+            release_device_memory(state.device)  # a judge waiting for its turn holds only its model
             free, total = torch.cuda.mem_get_info(state.device)
             reply["gpu_memory"] = {"free": free, "total": total}
         return reply
@@ -416,6 +429,25 @@ class Judge:
             exporter.release()
         return {}
 
+    def trim(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The problem has nothing queued: its cached references shrink to `keep_bytes` (default: an idle
+        share of the device's memory) and the allocator hands its free blocks back, so the judges of the
+        next problems find the memory free. Open trials keep what they hold."""
+        judges = [self] if self.generalised is None else [self, self.generalised]
+        keep = request.get("keep_bytes")
+        freed = 0
+        for judge in judges:
+            state = judge.state
+            limit = int(keep) if keep is not None else memory_of(state.device) // IDLE_SHARE
+            freed += state.references.shrink_to(limit)
+        device = self.state.device
+        release_device_memory(device)
+        return {
+            "freed_bytes": freed,
+            "cached_bytes": sum(judge.state.references.total_bytes for judge in judges),
+            "reserved_bytes": torch.cuda.memory_reserved(device) if device.type == "cuda" else 0,
+        }
+
     def _exporter(self, request: dict[str, Any]) -> SharedTensorExporter:
         device = self.state.device
         return SharedTensorExporter(device, str(request["transfer_dir"]), cuda_driver_for(device))
@@ -431,7 +463,6 @@ class Judge:
         key = (seed, perturbed or not state.perturbed)
         cached = state.references.get(key)
         if cached is not None:
-            state.references.move_to_end(key)
             return cached
         if not key[1]:
             with at_default(state.perturbed):
@@ -465,9 +496,7 @@ class Judge:
             raise _problem_error("reference forward", exc, state) from None
         dtypes = _float_dtypes([*inputs, *outputs])
         reference = Reference(inputs, outputs, container, dtypes, undefined, aliases)
-        state.references[key] = reference
-        while len(state.references) > state.reference_cache_size:
-            state.references.popitem(last=False)
+        state.references.put(key, reference)
         return reference
 
     def _forward(self, inputs: list[Any], moved: bool = False) -> Any:
@@ -784,6 +813,9 @@ class Judge:
         trial = self.state.trials.pop(str(request["trial"]), None)
         if trial is not None:
             trial.exporter.release()
+            if _tensor_bytes([*trial.reference_inputs, *trial.reference]) >= LARGE_TRIAL_BYTES:
+                del trial
+                release_device_memory(self.state.device)  # its temporaries, back to the other processes
         return {}
 
     def _timed_model(self, kind: str) -> Any:
