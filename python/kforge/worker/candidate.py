@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import faulthandler
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -616,10 +617,26 @@ def candidate_exception(exc: BaseException) -> dict[str, Any]:
     return protocol.error_response("forward_error", f"{type(exc).__name__}: {exc}")
 
 
+def escaped_exception(memory_cap: DeviceMemoryCap) -> Callable[[BaseException], dict[str, Any]]:
+    """candidate_exception, except that running out of memory on a GPU that other processes filled is
+    the machine's error, as it is inside the handlers (CandidateWorker._fail)."""
+
+    def reply(exc: BaseException) -> dict[str, Any]:
+        try:
+            machine = memory_cap.device_was_full(exc)
+        except Exception:  # noqa: BLE001 - a broken CUDA context: the candidate's verdict stands
+            machine = None
+        if machine is not None:
+            return protocol.error_response("environment", f"{machine} ({type(exc).__name__}: {exc})")
+        return candidate_exception(exc)
+
+    return reply
+
+
 def main() -> None:
     faulthandler.enable()  # a native crash still prints the Python frames to the captured log
     worker = CandidateWorker()
-    protocol.serve(worker.handlers(), candidate_exception)
+    protocol.serve(worker.handlers(), escaped_exception(worker.state.memory_cap))
 
 
 if __name__ == "__main__":
