@@ -235,3 +235,16 @@ def test_a_capture_cannot_smuggle_code_into_the_grid_arithmetic() -> None:
         standalone_candidate(record, problem_source(CUMSUM))
     meta["grid"]["x"] = "max(-((xnumel) // -(8)), 1)"
     assert "triton_red_fused_cumsum_0[5, 1, 1](" in standalone_candidate(record, problem_source(CUMSUM))
+
+
+def test_the_graphs_own_module_is_chosen_among_the_modules_autotuning_generated() -> None:
+    from kforge.train.inductor_capture import CaptureError, graph_module
+
+    own = "def call(args):\n    pass\n"
+    benchmark = "def benchmark_subgraph():\n    pass\n"
+    assert graph_module([{"source": own}], [benchmark, own, benchmark]) == own
+    assert graph_module([{"source": None}], [own]) == own  # an older torch names no source: the only one
+    with pytest.raises(CaptureError, match="not known"):
+        graph_module([{"source": None}], [own, benchmark])
+    with pytest.raises(CaptureError, match="ran 2 graph"):
+        graph_module([{"source": own}, {"source": own}], [own])

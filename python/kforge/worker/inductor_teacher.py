@@ -1,12 +1,13 @@
 """The inductor teacher: a problem's torch.compile output as a standalone Triton candidate.
 
 `python -m kforge.worker.inductor_teacher --problem P --out RESULT.json [--device auto] [--small]
-[--sizes JSON] [--capture-in F | --capture-out F]` compiles the problem's Model with Inductor on the
-GPU (inductor_capture.py), rewrites the generated code into a candidate that imports only torch and
-triton (inductor_standalone.py) and writes {"candidate": text} to RESULT.json, or {"error": why,
-"stage": ...}. `--capture-in` rewrites a capture saved earlier (with `--capture-out`, on a GPU) and
-needs no GPU. The problem is trusted code (the reference); the candidate is verified afterwards like
-any other, so nothing here decides whether it is correct.
+[--sizes JSON] [--do-bench] [--capture-in F | --capture-out F]` compiles the problem's Model with
+Inductor on the GPU (inductor_capture.py), rewrites the generated code into a candidate that imports
+only torch and triton (inductor_standalone.py) and writes {"candidate": text} to RESULT.json, or
+{"error": why, "stage": ...}; `--do-bench` keeps do_bench's eager and compiled times in the capture.
+`--capture-in` rewrites a capture saved earlier (with `--capture-out`, on a GPU) and needs no GPU.
+The problem is trusted code (the reference); the candidate is verified afterwards like any other, so
+nothing here decides whether it is correct.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ CAPTURE_SEED = 0
 
 
 def capture_problem(
-    problem_path: Path, device_spec: str, small: bool, sizes: dict[str, Any]
+    problem_path: Path, device_spec: str, small: bool, sizes: dict[str, Any], timed: bool = False
 ) -> dict[str, Any]:
     from kforge.train.inductor_capture import capture
 
@@ -44,7 +45,7 @@ def capture_problem(
     torch.manual_seed(CAPTURE_SEED)
     model = problem.Model(*problem.get_init_inputs()).to(device).eval()
     inputs = [to_device(value, device) for value in problem.get_inputs()]
-    record = capture(model, inputs)
+    record = capture(model, inputs, timed=timed)
     record["problem"] = {"small": small, "sizes": sizes, "device": torch.cuda.get_device_name(device)}
     return record
 
@@ -63,7 +64,11 @@ def teach(arguments: argparse.Namespace) -> dict[str, Any]:
             record = json.loads(Path(arguments.capture_in).read_text())
         else:
             record = capture_problem(
-                problem_path, arguments.device, arguments.small, json.loads(arguments.sizes)
+                problem_path,
+                arguments.device,
+                arguments.small,
+                json.loads(arguments.sizes),
+                arguments.do_bench,
             )
             if arguments.capture_out:
                 Path(arguments.capture_out).write_text(json.dumps(record, indent=1, default=str) + "\n")
@@ -89,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--small", action="store_true", help="the problem's KFORGE_SMALL sizes")
     parser.add_argument("--sizes", default="{}", help="size overrides as a JSON object")
+    parser.add_argument(
+        "--do-bench",
+        action="store_true",
+        help="also time eager and compiled forwards with triton.testing.do_bench (kept in the capture)",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--capture-in", help="rewrite this saved capture instead of compiling")
     source.add_argument("--capture-out", help="also save the capture here")
