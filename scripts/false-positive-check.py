@@ -107,7 +107,8 @@ def rewrite_captures(captures: Path, kernelbench: Path, out: Path) -> list[dict[
         environment = {**os.environ, "PYTHONPATH": str(REPO / "python")}
         command = [PYTHON, "-m", "kforge.worker.inductor_teacher", "--problem", str(problem)]
         command += ["--capture-in", str(capture), "--out", str(result)]
-        subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600, check=False)
+        if not result.exists():  # a rerun keeps the rewrites it finds (delete the folder to rewrite)
+            subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600, check=False)
         entry: dict[str, Any] = {"level": level, "name": name, "problem": str(problem)}
         try:
             answer = json.loads(result.read_text())
