@@ -16,6 +16,7 @@ JSONL, as under LLM_generated/):
    exits 0; 1_exe_acc.py then keeps those whose output equals the gold file's. The files left after
    each step are TritonBench's per-item call and execution results.
 2. `kforge eval --tritonbench VIEW --channel C --samples ANSWERS --results ...` on the same answers.
+   Both run at once: the table is about accuracy and acceptance, not speed.
 3. Per model: TritonBench's call and execution accuracy as its scripts compute them (over all the
    channel's items) and over the view's items, kforge's call and execution accuracy and accepted rate
    over the view's items, and why each answer TritonBench counts as execution-accurate was not accepted.
@@ -33,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -226,10 +228,20 @@ def main() -> int:
         for answers in map(Path, arguments.answers):
             work = out / answers.stem
             work.mkdir(parents=True, exist_ok=True)
-            tritonbench = tritonbench_results(
-                eval_folder, checkout, answers.resolve(), work, arguments.workers, arguments.timeout
-            )
-            rows.append(compare(answers.stem, view, tritonbench, kforge_results(arguments, answers, work)))
+            # Side by side: the table compares accuracy and acceptance, which do not depend on the GPU
+            # being free; kforge's speedups from such a run are not reported.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                theirs = pool.submit(
+                    tritonbench_results,
+                    eval_folder,
+                    checkout,
+                    answers.resolve(),
+                    work,
+                    arguments.workers,
+                    arguments.timeout,
+                )
+                ours = pool.submit(kforge_results, arguments, answers, work)
+                rows.append(compare(answers.stem, view, theirs.result(), ours.result()))
             (out / "compare.json").write_text(json.dumps(rows, indent=1) + "\n")
     text = render(rows)
     (out / "compare.md").write_text(text + "\n")
