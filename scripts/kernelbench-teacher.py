@@ -8,6 +8,8 @@ independent do_bench timing of the same pairs (issue 35 item 6; docs/benchmarks.
 CAPTURES holds level<N>/<problem>.capture.json (and .result.json) written on a GPU by
 `python -m kforge.worker.inductor_teacher --problem P --capture-out F --out R`; ROOT holds
 KernelBench/level<N>/<problem>.py (the public checkout, or a view of it). Per level:
+0. with --steps capture: the teacher compiles each problem without a result in CAPTURES yet
+   (--capture-jobs at once, --capture-timeout each);
 1. every capture is rewritten into a candidate file (no GPU needed; as scripts/false-positive-check.py);
 2. `kforge eval --kernelbench ROOT --level N --samples ... --results ...` judges and times them all
    (no generalisation trial: Inductor's code is specialised to the captured sizes by construction);
@@ -31,6 +33,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,47 @@ def false_positive_check() -> Any:
 
 
 FPC = false_positive_check()
+
+
+def settled(result: Path) -> bool:
+    """Whether the teacher's answer for a problem stands: not one the machine caused (no GPU, out of
+    memory beside other compiles), which a later run tries again."""
+    try:
+        answer = json.loads(result.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return (
+        answer.get("stage") != "environment" and "out of memory" not in str(answer.get("error", "")).lower()
+    )
+
+
+def capture_level(level: str, arguments: argparse.Namespace, captures: Path, root: Path) -> None:
+    """The teacher compiles every problem of the level that has no result yet (a GPU step): a capture
+    and its candidate, or why there is none, in CAPTURES/<level>/. Problems with multi-GiB tensors need
+    the GPU to themselves or two at a time (--capture-jobs)."""
+    folder = captures / level
+    folder.mkdir(parents=True, exist_ok=True)
+    problems = [
+        problem
+        for problem in sorted((root / "KernelBench" / level).glob("*.py"))
+        if not settled(folder / f"{problem.stem}.result.json")
+    ]
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+
+    def compile_one(problem: Path) -> None:
+        command = [FPC.PYTHON, "-m", "kforge.worker.inductor_teacher", "--problem", str(problem)]
+        command += ["--out", str(folder / f"{problem.stem}.result.json"), "--device", arguments.device]
+        command += ["--capture-out", str(folder / f"{problem.stem}.capture.json")]
+        try:
+            done = subprocess.run(
+                command, capture_output=True, text=True, env=environment, timeout=arguments.capture_timeout
+            )
+            (folder / f"{problem.stem}.log").write_text(done.stdout[-20000:] + done.stderr[-20000:])
+        except subprocess.TimeoutExpired:
+            (folder / f"{problem.stem}.log").write_text(f"timed out after {arguments.capture_timeout:.0f} s")
+
+    with ThreadPoolExecutor(max_workers=arguments.capture_jobs) as pool:
+        list(pool.map(compile_one, problems))
 
 
 def capture_refusals(captures: Path, level: str) -> dict[str, str]:
@@ -219,7 +263,9 @@ def main() -> int:
     parser.add_argument(
         "--bench-deadline", type=float, default=120.0, help="seconds for each level's do_bench"
     )
-    parser.add_argument("--steps", default="eval,do_bench", help="eval,do_bench; rewrite always runs")
+    parser.add_argument("--steps", default="eval,do_bench", help="capture,eval,do_bench; rewrite always runs")
+    parser.add_argument("--capture-jobs", type=int, default=2, help="problems compiled at once")
+    parser.add_argument("--capture-timeout", type=float, default=300.0, help="seconds for one compile")
     parser.add_argument("--out", default=os.environ.get("OUT", "out") + "/kernelbench-teacher")
     parser.add_argument("--work", help="where the rewritten candidates go (default: OUT/work)")
     parser.add_argument("--previous", help="an earlier run's --out: its results are kept, not run again")
@@ -230,8 +276,12 @@ def main() -> int:
     report: dict[str, Any] = {"device": arguments.device, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
     texts = []
     work = Path(arguments.work) if arguments.work else out / "work"
+    levels = [f"level{n}" for n in arguments.levels.split(",")]
+    if "capture" in arguments.steps:
+        for level in levels:
+            capture_level(level, arguments, captures, root)
     rewritten = FPC.rewrite_captures(captures, root, work)
-    for level in [f"level{n}" for n in arguments.levels.split(",")]:
+    for level in levels:
         start = time.monotonic()
         entries = [entry for entry in rewritten if entry["level"] == level]
         for entry in entries:
