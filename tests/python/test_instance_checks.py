@@ -14,6 +14,7 @@ from conftest import REPO, STARTER, run_eval
 
 sys.path.insert(0, str(REPO / "python"))
 from kforge.worker import correctness, generalisation, perturbation
+from kforge.worker.uninitialized import undefined_elements
 
 CORPUS = REPO / "tests" / "corpus"
 
@@ -79,13 +80,22 @@ def test_statistics_in_small_pieces_equal_the_whole_tensor_ones(monkeypatch: pyt
         (torch.randn(40, dtype=torch.complex64),) * 2,
     ]
     tolerance = correctness.Tolerance(atol=1e-4, rtol=1e-4)
+    noisy = torch.randn(40, dtype=torch.complex64)
+    runs = [
+        (out, ref),
+        (out.reshape(7, 143), ref.reshape(7, 143)),
+        (noisy, noisy + (torch.arange(40) % 3 == 0)),
+    ]
     whole = [
         (correctness.compare_tensor(o, r, tolerance), correctness.variation_check(o, r)) for o, r in pairs
     ]
+    whole_undefined = [undefined_elements(a, b, tolerance) for a, b in runs]
     monkeypatch.setattr(correctness, "CHUNK_ELEMENTS", 13)
     pieces = [
         (correctness.compare_tensor(o, r, tolerance), correctness.variation_check(o, r)) for o, r in pairs
     ]
+    for (a, b), mask in zip(runs, whole_undefined, strict=True):  # the determinism check's mask too
+        assert mask.any() and torch.equal(undefined_elements(a, b, tolerance), mask)
     for (report, variation), (chunked, chunked_variation) in zip(whole, pieces, strict=True):
         assert chunked.keys() == report.keys() and chunked_variation.keys() == variation.keys()
         for key, value in [*report.items(), *variation.items()]:

@@ -98,9 +98,11 @@ def _nonfinite_mismatch(out: torch.Tensor, ref: torch.Tensor) -> int:
 CHUNK_ELEMENTS = 1 << 24
 
 
-def float64_chunks(out: torch.Tensor, ref: torch.Tensor) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+def float64_chunks(
+    out: torch.Tensor, ref: torch.Tensor
+) -> Iterator[tuple[slice, torch.Tensor, torch.Tensor]]:
     """out and ref (same shape, complex as pairs of reals) flattened, in float64 pieces of at most
-    CHUNK_ELEMENTS elements."""
+    CHUNK_ELEMENTS elements, each with its place in the flattened tensor."""
     if out.is_complex() or ref.is_complex():
         out, ref = torch.view_as_real(out), torch.view_as_real(ref)
     if out.shape != ref.shape:
@@ -108,7 +110,7 @@ def float64_chunks(out: torch.Tensor, ref: torch.Tensor) -> Iterator[tuple[torch
     flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
     for start in range(0, flat_ref.numel(), CHUNK_ELEMENTS):
         piece = slice(start, start + CHUNK_ELEMENTS)
-        yield flat_out[piece].to(torch.float64), flat_ref[piece].to(torch.float64)
+        yield piece, flat_out[piece].to(torch.float64), flat_ref[piece].to(torch.float64)
 
 
 def _finite(value: float) -> float:
@@ -128,7 +130,7 @@ def compare_tensor(out: torch.Tensor, ref: torch.Tensor, tolerance: Tolerance) -
     floor = max(tolerance.atol, torch.finfo(torch.float64).tiny)
     nonfinite = mismatched = 0
     ref_square = diff_square = max_abs = max_rel = 0.0
-    for out64, ref64 in float64_chunks(out, ref):
+    for _, out64, ref64 in float64_chunks(out, ref):
         nonfinite += _nonfinite_mismatch(out64, ref64)
         finite = torch.isfinite(out64) & torch.isfinite(ref64)
         zero = torch.zeros((), dtype=torch.float64, device=out64.device)
@@ -198,7 +200,7 @@ def variation_check(out: torch.Tensor, ref: torch.Tensor, bound: float | None = 
     if limit is None:
         return _variation_skipped("no bound for this dtype")
     count, total, ref_square = 0, 0.0, 0.0
-    for out64, ref64 in float64_chunks(out, ref):  # first pass: the finite elements' count and mean
+    for _, out64, ref64 in float64_chunks(out, ref):  # first pass: the finite elements' count and mean
         finite = torch.isfinite(out64) & torch.isfinite(ref64)
         kept = ref64[finite]
         count += kept.numel()
@@ -208,7 +210,7 @@ def variation_check(out: torch.Tensor, ref: torch.Tensor, bound: float | None = 
         return _variation_skipped("fewer than 2 finite elements")
     mean = total / count
     spread_square, error_square = 0.0, 0.0
-    for out64, ref64 in float64_chunks(out, ref):  # second pass: spread around the mean, and the error
+    for _, out64, ref64 in float64_chunks(out, ref):  # second pass: spread around the mean, and the error
         finite = torch.isfinite(out64) & torch.isfinite(ref64)
         kept_out, kept_ref = out64[finite], ref64[finite]
         spread_square += float((kept_ref - mean).square().sum().item())
