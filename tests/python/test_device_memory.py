@@ -65,7 +65,9 @@ def test_the_reference_running_out_of_gpu_memory_is_the_machines_limit_not_a_pro
     assert _problem_error("reference forward", torch.OutOfMemoryError("x"), on_cpu).kind == "problem"
 
 
-def test_an_escaped_out_of_memory_error_on_a_full_gpu_is_the_machines_not_the_candidates() -> None:
+def test_an_escaped_out_of_memory_error_on_a_full_gpu_is_the_machines_not_the_candidates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """An exception that escapes the candidate worker's handlers (an allocation while decoding its
     inputs, say) is classified as the handlers classify it: out of memory on a GPU other processes
     filled is an environment error; anything else stays the candidate's forward_error."""
@@ -75,18 +77,19 @@ def test_an_escaped_out_of_memory_error_on_a_full_gpu_is_the_machines_not_the_ca
         def device_was_full(self, exc: BaseException) -> str | None:
             return "the GPU ran out of memory" if "out of memory" in str(exc) else None
 
-    class BrokenDevice(DeviceMemoryCap):
-        def device_was_full(self, exc: BaseException) -> str | None:
-            raise RuntimeError("CUDA context is gone")
-
     reply = escaped_exception(FullDevice())(RuntimeError("CUDA error: out of memory"))
     assert (
         reply["error"]["kind"] == "environment" and "CUDA error: out of memory" in reply["error"]["message"]
     )
     assert escaped_exception(FullDevice())(SystemExit(3))["error"]["kind"] == "forward_error"
-    assert (
-        escaped_exception(BrokenDevice())(RuntimeError("out of memory"))["error"]["kind"] == "forward_error"
-    )
+    broken = capped(monkeypatch, free=1 * GIB, reserved=2 * GIB)
+
+    def context_gone(device: torch.device) -> tuple[int, int]:
+        raise RuntimeError("CUDA context is gone")
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", context_gone)  # too broken to ask: the candidate's
+    assert broken.device_was_full(torch.OutOfMemoryError("CUDA out of memory")) is None
+    assert escaped_exception(broken)(RuntimeError("out of memory"))["error"]["kind"] == "forward_error"
     assert (
         escaped_exception(DeviceMemoryCap())(RuntimeError("out of memory"))["error"]["kind"]
         == "forward_error"

@@ -622,11 +622,7 @@ def escaped_exception(memory_cap: DeviceMemoryCap) -> Callable[[BaseException], 
     the machine's error, as it is inside the handlers (CandidateWorker._fail)."""
 
     def reply(exc: BaseException) -> dict[str, Any]:
-        try:
-            machine = memory_cap.device_was_full(exc)
-        except Exception:  # noqa: BLE001 - a broken CUDA context: the candidate's verdict stands
-            machine = None
-        if machine is not None:
+        if (machine := memory_cap.device_was_full(exc)) is not None:
             return protocol.error_response("environment", f"{machine} ({type(exc).__name__}: {exc})")
         return candidate_exception(exc)
 

@@ -67,8 +67,11 @@ class DeviceMemoryCap:
         other evaluations or processes held ran out before the candidate reached its limit."""
         if self.device is None or self.limit_bytes is None or not is_out_of_memory(exc):
             return None
-        free, _ = torch.cuda.mem_get_info(self.device)
-        room = self.limit_bytes - torch.cuda.memory_reserved(self.device)
+        try:
+            free, _ = torch.cuda.mem_get_info(self.device)
+            room = self.limit_bytes - torch.cuda.memory_reserved(self.device)
+        except Exception:  # noqa: BLE001 - a CUDA context too broken to ask: the candidate's verdict stands
+            return None
         if free >= room:
             return None
         return (
