@@ -51,8 +51,12 @@ def patched_eval(checkout: Path, channel: str, into: Path) -> Path:
             r'(?m)^py_interpreter = ".*"$', f"py_interpreter = {sys.executable!r}", script.read_text()
         )
         if channel == "T":
+            # eval_T points at channel G's test folder and at a metadata file the checkout names .jsonl
+            # (it holds one JSON array, which the script's json.loads reads as it is).
             text = text.replace(
                 'py_folder = "data/TritonBench_G_v1/"', 'py_folder = "data/TritonBench_T_v1/"'
+            ).replace(
+                'statis_path = "data/TritonBench_T_v1.json"', 'statis_path = "data/TritonBench_T_v1.jsonl"'
             )
         script.write_text(text)
     return folder
@@ -105,6 +109,10 @@ def tritonbench_results(
 
 def kforge_results(arguments: argparse.Namespace, answers: Path, work: Path) -> dict[str, dict[str, Any]]:
     results, report = work / "kforge.results.jsonl", work / "kforge.json"
+    earlier = Path(arguments.reuse) / answers.stem / "kforge.results.jsonl" if arguments.reuse else None
+    if earlier and earlier.exists():
+        shutil.copy(earlier, results)
+        return read_rows(results)
     command = [KFORGE, "eval", "--tritonbench", arguments.view, "--channel", arguments.channel]
     command += ["--samples", str(answers), "--device", arguments.device, "-j", str(arguments.jobs)]
     command += ["--no-store", "--results", str(results), "--output", str(report)]
@@ -114,6 +122,11 @@ def kforge_results(arguments: argparse.Namespace, answers: Path, work: Path) -> 
         (work / "kforge.log").write_text(done.stderr[-100000:])
     except subprocess.TimeoutExpired:
         (work / "kforge.log").write_text(f"timed out after {arguments.timeout:.0f} s")
+    return read_rows(results)
+
+
+def read_rows(results: Path) -> dict[str, dict[str, Any]]:
+    """kforge's per-answer rows by item name (none when the run left no file)."""
     rows = {}
     if results.exists():
         for line in results.read_text().splitlines():
@@ -215,6 +228,10 @@ def main() -> int:
     parser.add_argument("--time-budget", type=float, default=1.0)
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="seconds for each script and kforge run"
+    )
+    parser.add_argument(
+        "--reuse",
+        help="an earlier --out: kforge's results for an answers file found there are read, not made again",
     )
     parser.add_argument("--out", default=os.environ.get("OUT", "out") + "/tritonbench-compare")
     arguments = parser.parse_args()

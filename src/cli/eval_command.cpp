@@ -64,6 +64,7 @@ bool apply_kernel_mode(EvalOptions& options) {
     settings.problem_path = made.problem;
     options.kernel_mode.writes = made.writes;
     options.kernel_mode.keywords = made.keywords;
+    options.kernel_mode.result = made.result;
     options.kernel_mode_note = made.describe(options.kernel_mode.entry);
     settings.candidate_text = kernel_candidate(options.kernel_mode, settings.candidate_path.string());
   } catch (const std::exception& error) {

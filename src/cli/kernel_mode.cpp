@@ -83,6 +83,9 @@ nlohmann::json KernelProblemFile::describe(const std::string& entry) const {
       by_name[std::to_string(index)] = name;
     }
   }
+  if (result == problem::WrapperResult::kIgnored) {
+    described["result_ignored"] = true;
+  }
   return described;
 }
 
@@ -135,13 +138,15 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
   if (reference.writes.empty()) {
     return made;
   }
-  return {write_by_hash(problem::kernel_problem_text(reference), name), reference.writes, true, keywords};
+  reference.result = problem::observed_result(*observed);
+  return {write_by_hash(problem::kernel_problem_text(reference), name), reference.writes, true, keywords,
+          reference.result};
 }
 
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant) {
   return problem::kernel_candidate_text(
       source::read_candidate_code(variant.empty() ? options.kernel : variant), options.entry, options.writes,
-      options.keywords);
+      options.keywords, options.result);
 }
 
 std::string kernel_test_block(const KernelModeOptions& options) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "problem/kernel_problem.hpp"
 #include "verify/eval_settings.hpp"
 
 namespace kforge::cli {
@@ -20,6 +21,7 @@ struct KernelModeOptions {
   std::string inputs;                   // JSON inputs spec; empty: the file's own get_inputs()
   std::vector<int> writes;              // arguments the wrapper writes its outputs into
   std::map<int, std::string> keywords;  // inputs passed by name (from the problem made, not an option)
+  problem::WrapperResult result = problem::WrapperResult::kUnlessNone;  // likewise
   bool inputs_from_test = false;        // capture the arguments from the file's own test block
   int test_case = -1;                   // which of the test block's calls (-1: the largest)
 
@@ -35,8 +37,10 @@ struct KernelProblemFile {
   std::vector<int> writes;       // --writes, or those inferred
   bool writes_inferred = false;  // found by comparing the arguments before and after the reference's call
   std::map<int, std::string> keywords;  // inputs the wrapper takes by name (keyword-only parameters)
+  problem::WrapperResult result = problem::WrapperResult::kUnlessNone;
 
-  // What the verdict says about it: {"entry", "writes", "writes_inferred"} and "keywords" where any.
+  // What the verdict says about it: {"entry", "writes", "writes_inferred"}, "keywords" where any and
+  // "result_ignored" where the reference returned None.
   nlohmann::json describe(const std::string& entry) const;
 };
 

@@ -342,6 +342,7 @@ bool choose_problem(OptimizeOptions& options) {
       options.settings.problem_path = made.problem;
       kernel_mode.writes = made.writes;  // the candidates call the wrapper as the problem does
       kernel_mode.keywords = made.keywords;
+      kernel_mode.result = made.result;
       options.settings.entry_point = kernel_mode.entry;
     } catch (const std::exception& error) {
       std::cerr << "kforge optimize: " << error.what() << "\n";

@@ -26,7 +26,8 @@ constexpr std::size_t kMinSeparatorLength = 20;  // a line of at least this many
 
 // How the wrapper is called and what the verifier compares: what it returns, then the arguments it
 // writes into (--writes), each given as a fresh copy so no input is modified in place.
-std::string call_helper(const std::vector<int>& writes, const std::map<int, std::string>& keywords) {
+std::string call_helper(const std::vector<int>& writes, const std::map<int, std::string>& keywords,
+                        WrapperResult result) {
   std::string indices;
   for (const int index : writes) {
     indices += (indices.empty() ? "" : ", ") + std::to_string(index);
@@ -37,6 +38,7 @@ std::string call_helper(const std::vector<int>& writes, const std::map<int, std:
   }
   return fmt::format(R"(_KF_WRITES = [{}]
 _KF_KEYWORDS = {{{}}}
+_KF_RESULT_IS_OUTPUT = {}  # False: the reference returned None, its outputs are the arguments it wrote
 
 
 def _kf_invoke(entry, args):
@@ -57,12 +59,13 @@ def _kf_call(entry, args):
             raise IndexError(f"--writes {{index}}: argument {{index}} of {{len(args)}} is not a tensor")
         args[index] = _kf_private_copy(args[index], index)
     result = _kf_invoke(entry, args)
-    outputs = ([] if result is None else [result]) + [args[index] for index in _KF_WRITES]
+    kept = _KF_RESULT_IS_OUTPUT and result is not None
+    outputs = ([result] if kept else []) + [args[index] for index in _KF_WRITES]
     if not outputs:
         raise RuntimeError("the wrapper returned None: name the arguments it writes into with --writes")
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 )",
-                     indices, names);
+                     indices, names, result == WrapperResult::kIgnored ? "False" : "True");
 }
 
 bool is_identifier(const std::string& name) {
@@ -456,6 +459,10 @@ std::vector<int> inferred_writes(const ObservedCall& call, const std::string& en
   return call.writes;
 }
 
+WrapperResult observed_result(const ObservedCall& call) {
+  return call.returns_none ? WrapperResult::kIgnored : WrapperResult::kUnlessNone;
+}
+
 std::string kernel_problem_text(const KernelReference& reference) {
   const auto parts = split_test_block(source::read_text_file(reference.file));
   const auto names = module_names(parts.code, reference.file);
@@ -493,7 +500,7 @@ std::string kernel_problem_text(const KernelReference& reference) {
   text += fmt::format(
       "\n\n{}\n\nclass Model(torch.nn.Module):\n    def forward(self, *args):\n"
       "        return _kf_call({}, args)\n",
-      call_helper(reference.writes, keywords), reference.entry);
+      call_helper(reference.writes, keywords, reference.result), reference.entry);
   return text;
 }
 
@@ -513,7 +520,7 @@ std::map<int, std::string> spec_keywords(std::string_view spec_text) {
 
 std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
                                   const std::vector<int>& writes,
-                                  const std::map<int, std::string>& keywords) {
+                                  const std::map<int, std::string>& keywords, WrapperResult result) {
   auto text = split_test_block(variant_source).code;
   if (!text.empty() && text.back() != '\n') {
     text += '\n';
@@ -522,7 +529,7 @@ std::string kernel_candidate_text(std::string_view variant_source, const std::st
                     "\n\n{} the candidate's adapter (generated; not part of the drop-in file)\n"
                     "import torch\n\n\n{}\n\nclass ModelNew(torch.nn.Module):\n"
                     "    def forward(self, *args):\n        return _kf_call({}, args)\n",
-                    kAdapterMarker, call_helper(writes, keywords), entry);
+                    kAdapterMarker, call_helper(writes, keywords, result), entry);
 }
 
 std::string kernel_drop_in_text(std::string_view candidate_text, std::string_view test_block) {

@@ -22,12 +22,18 @@ struct KernelFileParts {
 };
 KernelFileParts split_test_block(std::string_view source);
 
+// Whether the wrapper's return value is one of the outputs compared. kIgnored when the reference's observed
+// call returned None: its outputs are the arguments it wrote, and a variant that also returns one of them
+// (a common convenience) gives the same answer. kUnlessNone otherwise (--writes named without a capture).
+enum class WrapperResult { kUnlessNone, kIgnored };
+
 struct KernelReference {
   std::filesystem::path file;
   std::string entry;                          // the wrapper function the original's callers call
   std::optional<std::filesystem::path> spec;  // inputs spec (JSON); else the file's own get_inputs()
   std::vector<int> writes;                    // arguments the wrapper writes its outputs into
   std::optional<std::string> spec_text;       // an inputs spec already in hand (a capture); before `spec`
+  WrapperResult result = WrapperResult::kUnlessNone;
 };
 
 // What one call of the wrapper showed: the tensor arguments whose bytes it changed, and whether it
@@ -43,6 +49,9 @@ struct ObservedCall {
 // there is nothing to compare.
 std::vector<int> inferred_writes(const ObservedCall& call, const std::string& entry, std::string_view where);
 
+// What becomes of the wrapper's return value, from the reference's observed call.
+WrapperResult observed_result(const ObservedCall& call);
+
 // The generated problem's text: the original's code, then Model, get_inputs (from the spec, or the
 // file's own) and get_init_inputs. Throws std::invalid_argument saying what is wrong and what to do
 // (no such entry, no inputs, a malformed spec, a size name the file already uses) and
@@ -55,10 +64,12 @@ std::string kernel_problem_text(const KernelReference& reference);
 std::map<int, std::string> spec_keywords(std::string_view spec_text);
 
 // A variant's text as a candidate: its code, then a ModelNew whose forward calls `entry` as the
-// problem's Model calls the original (the same `writes`, the same inputs passed by name).
+// problem's Model calls the original (the same `writes`, the same inputs passed by name, the same use of
+// the return value).
 std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
                                   const std::vector<int>& writes,
-                                  const std::map<int, std::string>& keywords = {});
+                                  const std::map<int, std::string>& keywords = {},
+                                  WrapperResult result = WrapperResult::kUnlessNone);
 
 // A candidate made by kernel_candidate_text (possibly rewritten since) as a drop-in file: the adapter
 // removed and `test_block` put back.

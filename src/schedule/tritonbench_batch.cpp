@@ -44,6 +44,7 @@ struct GoldPass {
   std::vector<int> writes;
   bool writes_inferred = false;
   std::map<int, std::string> keywords;  // inputs the wrapper takes by name
+  problem::WrapperResult result = problem::WrapperResult::kUnlessNone;
   std::string problem_error;            // why no reference problem could be made
   double seconds = 0.0;
 };
@@ -207,8 +208,9 @@ class TritonBenchBatch {
       gold.writes = problem::inferred_writes(call, gold.entry, "the gold test block's call");
       gold.writes_inferred = !gold.writes.empty();
       gold.keywords = problem::spec_keywords(capture["spec"].dump());
+      gold.result = problem::observed_result(call);
       const auto text = problem::kernel_problem_text(
-          {item.gold_file, gold.entry, std::nullopt, gold.writes, capture["spec"].dump(2)});
+          {item.gold_file, gold.entry, std::nullopt, gold.writes, capture["spec"].dump(2), gold.result});
       const auto folder = scratch_.directory() / "problems";
       fs::create_directories(folder);
       gold.problem = folder / (item.name + ".py");
@@ -306,7 +308,7 @@ class TritonBenchBatch {
     job.settings.problem_path = gold.problem;
     job.settings.candidate_path = item.origin;
     job.settings.candidate_text =
-        problem::kernel_candidate_text(code, gold.entry, gold.writes, gold.keywords);
+        problem::kernel_candidate_text(code, gold.entry, gold.writes, gold.keywords, gold.result);
     job.settings.entry_point = gold.entry;  // messages name the wrapper the answer wrote
     return job;
   }

@@ -55,6 +55,15 @@ TEST(KernelProblem, TheArgumentsTheReferencesCallWroteAreItsOutputs) {
   }
 }
 
+TEST(KernelProblem, AReferenceThatReturnedNoneMakesTheReturnValueNoOutputOnBothSides) {
+  EXPECT_EQ(observed_result({{2}, true}), WrapperResult::kIgnored);
+  EXPECT_EQ(observed_result({{2}, false}), WrapperResult::kUnlessNone);
+  const auto ignored = kernel_candidate_text(kCode, "copy", {1}, {}, WrapperResult::kIgnored);
+  EXPECT_NE(ignored.find("_KF_RESULT_IS_OUTPUT = False"), std::string::npos);
+  const auto kept = kernel_candidate_text(kCode, "copy", {1});
+  EXPECT_NE(kept.find("_KF_RESULT_IS_OUTPUT = True"), std::string::npos);
+}
+
 TEST(KernelProblem, TheTestBlockStartsAtALineOfHashesOnly) {
   const auto parts = split_test_block(std::string(kCode) + "\n" + kTestBlock);
   EXPECT_EQ(parts.code, std::string(kCode) + "\n");

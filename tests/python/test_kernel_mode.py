@@ -302,8 +302,20 @@ def test_an_in_place_wrapper_needs_no_writes_flag(tmp_path: Path) -> None:
     code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_")
     assert code == 0, err
     assert verdict is not None and verdict["outcome"] == "accepted"
-    # The argument the reference's call wrote was found, and the verdict says it was inferred.
-    assert verdict["kernel_mode"] == {"entry": "axpy_", "writes": [2], "writes_inferred": True}
+    # The argument the reference's call wrote was found, and the verdict says it was inferred, and that
+    # the wrapper's return value (None) is not an output.
+    assert verdict["kernel_mode"] == {
+        "entry": "axpy_",
+        "writes": [2],
+        "writes_inferred": True,
+        "result_ignored": True,
+    }
+    # A variant that also returns what it wrote (a common convenience) gives the same answer.
+    returning = tmp_path / "returning.py"
+    returning.write_text(IN_PLACE.replace("x.numel(), BLOCK=256)", "x.numel(), BLOCK=256)\n    return y"))
+    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_", "--candidate", str(returning))
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"
     wrong = tmp_path / "wrong.py"
     wrong.write_text(IN_PLACE.replace("* alpha + y", "* alpha - y"))
     code, verdict, _ = kernel_eval("--kernel", str(kernel), "--entry", "axpy_", "--candidate", str(wrong))
