@@ -160,7 +160,8 @@ std::optional<nlohmann::json> checked_constant(const nlohmann::json& input, cons
       {"triton_dtype",
        {"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "fp8e4b15",
         "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"}},
-      {"device", {}},  // any device: the evaluation's own is passed
+      {"device", {}},   // any device: the evaluation's own is passed
+      {"literal", {}},  // nested tuples and lists of scalars as Python writes them: `([1], [0])`
   };
   for (const auto& [kind, names] : kinds) {
     const auto found = input.find(kind);
@@ -168,8 +169,9 @@ std::optional<nlohmann::json> checked_constant(const nlohmann::json& input, cons
       continue;
     }
     if (!found->is_string() || (!names.empty() && !names.contains(found->get<std::string>()))) {
-      const auto expected =
-          names.empty() ? std::string("a device name") : fmt::format("one of {}", fmt::join(names, ", "));
+      const auto expected = !names.empty()     ? fmt::format("one of {}", fmt::join(names, ", "))
+                            : kind == "device" ? std::string("a device name")
+                                               : std::string("a Python literal (a string)");
       throw std::invalid_argument(
           fmt::format(R"({}: "{}" is {}, not {})", where, kind, expected, found->dump()));
     }
@@ -390,6 +392,10 @@ def _kf_input(spec):
         return triton.language.dtype(spec["triton_dtype"])
     if "device" in spec:
         return torch.device(spec["device"])  # the judge passes its own device in its place
+    if "literal" in spec:
+        import ast
+
+        return ast.literal_eval(spec["literal"])
     if "value" in spec:
         value = spec["value"]
         return tuple(value) if spec.get("sequence") == "tuple" else value

@@ -198,20 +198,23 @@ copy_fn = Copy.apply
   }
 }
 
-TEST_F(KernelProblemFiles, DtypeAndDeviceArgumentsAreCheckedAndMadeAgain) {
+TEST_F(KernelProblemFiles, DtypeDeviceAndLiteralArgumentsAreCheckedAndMadeAgain) {
   const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
   const auto text = kernel_problem_text({kernel,
                                          "copy",
                                          std::nullopt,
                                          {},
-                                         R"({"inputs": [{"torch_dtype": "float16"}, {"triton_dtype": "fp8e5"},
-                                                        {"device": "cuda:0"}]})"});
+                                         R"json({"inputs": [{"torch_dtype": "float16"}, {"triton_dtype": "fp8e5"},
+                                                        {"device": "cuda:0"}, {"literal": "([1], [0])"}]})json"});
   EXPECT_NE(text.find(R"({\"torch_dtype\":\"float16\"})"), std::string::npos) << text;
   EXPECT_NE(text.find(R"({\"triton_dtype\":\"fp8e5\"})"), std::string::npos) << text;
   EXPECT_NE(text.find(R"({\"device\":\"cuda:0\"})"), std::string::npos) << text;
   EXPECT_NE(text.find("triton.language.dtype(spec[\"triton_dtype\"])"), std::string::npos);
+  EXPECT_NE(text.find(R"x({\"literal\":\"([1], [0])\"})x"), std::string::npos) << text;
+  EXPECT_NE(text.find("ast.literal_eval(spec[\"literal\"])"), std::string::npos);
   for (const char* bad :
        {R"({"inputs": [{"torch_dtype": "float128"}]})", R"({"inputs": [{"triton_dtype": 16}]})",
+        R"({"inputs": [{"literal": [[1], [0]]}]})",
         R"({"inputs": [{"device": null}]})", R"({"inputs": [{"torch_dtype": "os.system"}]})"}) {
     EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, bad}), std::invalid_argument) << bad;
   }

@@ -100,9 +100,30 @@ def scaled_into(x, /, scale, *, out, bias=0.0):  # a wrapper as real files write
 
 def test_keyword_only_parameters_are_recorded_by_name_after_the_positional_ones() -> None:
     signature = call_signature(scaled_into, "scaled_into")
-    arguments, keywords = ordered_arguments(signature, (1, 2.0), {"out": 3})
-    assert arguments == [1, 2.0, 3, 0.0]
+    arguments, keywords = ordered_arguments(signature, (1, 2.0), {"out": 3, "bias": 0.5})
+    assert arguments == [1, 2.0, 3, 0.5]
     assert keywords == {2: "out", 3: "bias"}
+
+
+def test_parameters_the_call_did_not_give_are_left_out_unless_a_later_one_needs_their_place() -> None:
+    # A variant's wrapper may declare them differently: `sqrt(input, out=None)` against
+    # `sqrt(input, *, out=None)` (TritonBench-T answers); passing the default would break its call.
+    signature = call_signature(scaled_into, "scaled_into")
+    assert ordered_arguments(signature, (1, 2.0), {"out": 3}) == ([1, 2.0, 3], {2: "out"})
+
+    def spaced(x, bias=None, scale=1.0, clamp=None):  # type: ignore[no-untyped-def]
+        return x
+
+    spaced_signature = call_signature(spaced, "spaced")
+    assert ordered_arguments(spaced_signature, (1,), {}) == ([1], {})
+    assert ordered_arguments(spaced_signature, (1,), {"scale": 2.0}) == ([1, None, 2.0], {})
+
+
+def test_nested_sequences_of_scalars_are_kept_as_python_literals() -> None:
+    assert describe_argument(2, ([1], [0])) == {"literal": "([1], [0])"}
+    assert describe_argument(2, (1, 2)) == {"value": [1, 2], "sequence": "tuple"}
+    with pytest.raises(CaptureError, match="argument 2 is a tuple"):
+        describe_argument(2, ([float("nan")], [0]))  # no literal gives nan back
 
 
 def test_an_autograd_functions_apply_is_recorded_with_its_forwards_parameters() -> None:
@@ -113,7 +134,8 @@ def test_an_autograd_functions_apply_is_recorded_with_its_forwards_parameters() 
 
     signature = call_signature(Scaled.apply, "Scaled.apply")
     assert signature is not None and list(signature.parameters) == ["x", "factor"]
-    assert ordered_arguments(signature, (5,), {}) == ([5, 2.0], {})
+    assert ordered_arguments(signature, (5,), {}) == ([5], {})
+    assert ordered_arguments(signature, (5,), {"factor": 3.0}) == ([5, 3.0], {})  # apply takes no names
 
 
 def test_a_wrapper_taking_kwargs_is_refused() -> None:

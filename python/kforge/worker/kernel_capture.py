@@ -77,6 +77,14 @@ def is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
+def is_literal(value: Any) -> bool:
+    """Nested tuples and lists of scalars that Python's literal syntax gives back exactly (not nan)."""
+    try:
+        return bool(ast.literal_eval(repr(value)) == value)
+    except (ValueError, SyntaxError, RecursionError):
+        return False
+
+
 def describe_object(where: str, value: Any, depth: int = 0) -> dict[str, Any]:
     """An object argument (a module, a config) as its class and attributes (docs/kernel-mode.md). A module
     parameter captured at a single value (a fresh LayerNorm's weight 1 and bias 0) is drawn around it, so
@@ -145,6 +153,8 @@ def describe_argument(where: int | str, value: Any, written: bool = False) -> di
         return {"value": list(value), "sequence": type(value).__name__}
     if isinstance(value, dict) and all(isinstance(k, str) and is_scalar(v) for k, v in value.items()):
         return {"value": dict(value)}  # launch options (`**config.kwargs`)
+    if isinstance(value, (tuple, list)) and is_literal(value):
+        return {"literal": repr(value)}  # nested: tensordot's dims ([1], [0])
     if argument_objects.is_argument_object(value):
         return describe_object(where, value)
     raise CaptureError(
@@ -341,21 +351,32 @@ def _has_own_setup_context(owner: type) -> bool:
 def ordered_arguments(
     signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[list[Any], dict[int, str]]:
-    """One call's arguments in the order call_signature describes, defaults filled in, and which of them
-    are keyword-only parameters (index -> name), passed back by name."""
+    """One call's arguments in the order call_signature describes, and which of them are keyword-only
+    parameters (index -> name), passed back by name. Defaults are filled in up to the last positional
+    parameter the call gave (so later ones keep their places); parameters after it and keyword-only ones
+    the call did not give are left out, as the call left them: a variant's wrapper may declare them
+    differently (`sqrt(input, out=None)` against `sqrt(input, *, out=None)`)."""
     if signature is None:
         if kwargs:
             raise CaptureError("usage", "the wrapper was called with keywords it has no signature for")
         return list(args), {}
     bound = signature.bind(*args, **kwargs)
+    given = set(bound.arguments)
     bound.apply_defaults()
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    kinds = [signature.parameters[name].kind for name in bound.arguments]
+    last_given = max(
+        (i for i, name in enumerate(bound.arguments) if name in given and kinds[i] in positional), default=-1
+    )
     ordered: list[Any] = []
     keywords: dict[int, str] = {}
-    for name, value in bound.arguments.items():
-        kind = signature.parameters[name].kind
-        if kind == inspect.Parameter.KEYWORD_ONLY:
+    for i, (name, value) in enumerate(bound.arguments.items()):
+        keyword_only = kinds[i] == inspect.Parameter.KEYWORD_ONLY
+        if (kinds[i] in positional and i > last_given) or (keyword_only and name not in given):
+            continue
+        if keyword_only:
             keywords[len(ordered)] = name
-        ordered.extend(value if kind == inspect.Parameter.VAR_POSITIONAL else [value])
+        ordered.extend(value if kinds[i] == inspect.Parameter.VAR_POSITIONAL else [value])
     return ordered, keywords
 
 
