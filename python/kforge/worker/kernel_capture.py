@@ -170,7 +170,8 @@ def load_module(path: Path, code: str) -> types.ModuleType:
     module.__file__ = str(path)
     sys.modules[module.__name__] = module
     # Compiled under the file's own name and line numbers: triton.jit reads each kernel's source back.
-    exec(compile(code, str(path), "exec"), module.__dict__)  # the user's own file, as a problem is
+    # dont_inherit: not this module's `from __future__ import annotations` (as a problem is imported)
+    exec(compile(code, str(path), "exec", dont_inherit=True), module.__dict__)
     return module
 
 
@@ -459,7 +460,8 @@ def record_calls(path: Path, entry: str | None, case: int | None) -> CallRecorde
     recorder = install_recorder(module.__dict__, code, test_block, entry, case)
     module.__dict__["__name__"] = "__main__"  # the test block runs as a script (`if __name__ == "__main__":`)
     try:
-        exec(compile("\n" * (first_line - 1) + test_block, str(path), "exec"), module.__dict__)
+        test = compile("\n" * (first_line - 1) + test_block, str(path), "exec", dont_inherit=True)
+        exec(test, module.__dict__)
     except Exception as failure:  # noqa: BLE001 - the test block's own error
         raise CaptureError(
             "test-block", f"the test block failed: {type(failure).__name__}: {failure}"

@@ -131,8 +131,10 @@ def run_module(
     sys.modules["__main__"] = module
     test_offset = "\n" * code_part.count("\n")  # the test block keeps its line numbers in the file
     try:
-        code = compile(code_part, str(path), "exec")
-        test = compile(test_offset + test_block, str(path), "exec")
+        # dont_inherit: this module's `from __future__ import annotations` must not reach the file, whose
+        # annotations Python evaluates (a name they use but never import is the file's own error).
+        code = compile(code_part, str(path), "exec", dont_inherit=True)
+        test = compile(test_offset + test_block, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as failure:
         raise RunError("syntax", f"{type(failure).__name__}: {failure}") from None
     _execute(code, module.__dict__)
