@@ -313,7 +313,9 @@ def test_an_in_place_wrapper_needs_no_writes_flag(tmp_path: Path) -> None:
     # A variant that also returns what it wrote (a common convenience) gives the same answer.
     returning = tmp_path / "returning.py"
     returning.write_text(IN_PLACE.replace("x.numel(), BLOCK=256)", "x.numel(), BLOCK=256)\n    return y"))
-    code, verdict, err = kernel_eval("--kernel", str(kernel), "--entry", "axpy_", "--candidate", str(returning))
+    code, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "axpy_", "--candidate", str(returning)
+    )
     assert code == 0, err
     assert verdict is not None and verdict["outcome"] == "accepted"
     wrong = tmp_path / "wrong.py"

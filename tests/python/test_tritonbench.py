@@ -300,7 +300,9 @@ def test_model_answers_to_an_in_place_gold_are_judged_on_the_argument_it_writes(
     answers.mkdir()
     # The answer also returns what it writes: the gold returned None, so only the written argument is an
     # output on both sides (not a tuple of two against one tensor).
-    answer = SCALE_INTO.replace("* alpha", "* alpha * 1.5").replace("BLOCK=128)", "BLOCK=128)\n    return out")
+    answer = SCALE_INTO.replace("* alpha", "* alpha * 1.5").replace(
+        "BLOCK=128)", "BLOCK=128)\n    return out"
+    )
     (answers / "scale_into.py").write_text(answer)
     code, report, err = tritonbench(
         "--tritonbench", str(checkout), "--channel", "G", "--samples", str(answers)
