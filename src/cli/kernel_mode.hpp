@@ -22,8 +22,8 @@ struct KernelModeOptions {
   std::vector<int> writes;              // arguments the wrapper writes its outputs into
   std::map<int, std::string> keywords;  // inputs passed by name (from the problem made, not an option)
   problem::WrapperResult result = problem::WrapperResult::kUnlessNone;  // likewise
-  bool inputs_from_test = false;        // capture the arguments from the file's own test block
-  int test_case = -1;                   // which of the test block's calls (-1: the largest)
+  bool inputs_from_test = false;  // capture the arguments from the file's own test block
+  int test_case = -1;             // which of the test block's calls (-1: the largest)
 
   void add_options(CLI::App& command);
   bool active() const { return !kernel.empty(); }

@@ -525,8 +525,8 @@ std::map<int, std::string> spec_keywords(std::string_view spec_text) {
 }
 
 std::string kernel_candidate_text(std::string_view variant_source, const std::string& entry,
-                                  const std::vector<int>& writes,
-                                  const std::map<int, std::string>& keywords, WrapperResult result) {
+                                  const std::vector<int>& writes, const std::map<int, std::string>& keywords,
+                                  WrapperResult result) {
   auto text = split_test_block(variant_source).code;
   if (!text.empty() && text.back() != '\n') {
     text += '\n';

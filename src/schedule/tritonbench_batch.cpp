@@ -45,7 +45,7 @@ struct GoldPass {
   bool writes_inferred = false;
   std::map<int, std::string> keywords;  // inputs the wrapper takes by name
   problem::WrapperResult result = problem::WrapperResult::kUnlessNone;
-  std::string problem_error;            // why no reference problem could be made
+  std::string problem_error;  // why no reference problem could be made
   double seconds = 0.0;
 };
 

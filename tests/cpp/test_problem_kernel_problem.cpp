@@ -200,11 +200,12 @@ copy_fn = Copy.apply
 
 TEST_F(KernelProblemFiles, DtypeDeviceAndLiteralArgumentsAreCheckedAndMadeAgain) {
   const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
-  const auto text = kernel_problem_text({kernel,
-                                         "copy",
-                                         std::nullopt,
-                                         {},
-                                         R"json({"inputs": [{"torch_dtype": "float16"}, {"triton_dtype": "fp8e5"},
+  const auto text =
+      kernel_problem_text({kernel,
+                           "copy",
+                           std::nullopt,
+                           {},
+                           R"json({"inputs": [{"torch_dtype": "float16"}, {"triton_dtype": "fp8e5"},
                                                         {"device": "cuda:0"}, {"literal": "([1], [0])"}]})json"});
   EXPECT_NE(text.find(R"({\"torch_dtype\":\"float16\"})"), std::string::npos) << text;
   EXPECT_NE(text.find(R"({\"triton_dtype\":\"fp8e5\"})"), std::string::npos) << text;
@@ -214,8 +215,8 @@ TEST_F(KernelProblemFiles, DtypeDeviceAndLiteralArgumentsAreCheckedAndMadeAgain)
   EXPECT_NE(text.find("ast.literal_eval(spec[\"literal\"])"), std::string::npos);
   for (const char* bad :
        {R"({"inputs": [{"torch_dtype": "float128"}]})", R"({"inputs": [{"triton_dtype": 16}]})",
-        R"({"inputs": [{"literal": [[1], [0]]}]})",
-        R"({"inputs": [{"device": null}]})", R"({"inputs": [{"torch_dtype": "os.system"}]})"}) {
+        R"({"inputs": [{"literal": [[1], [0]]}]})", R"({"inputs": [{"device": null}]})",
+        R"({"inputs": [{"torch_dtype": "os.system"}]})"}) {
     EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, bad}), std::invalid_argument) << bad;
   }
 }
