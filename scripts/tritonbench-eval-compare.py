@@ -84,6 +84,10 @@ def tritonbench_results(
     """Item name -> {"call", "exec"} as TritonBench's scripts decide them (absent: neither)."""
     gpus = "0" * workers
     called, executed = work / "call", work / "exec"
+    if (
+        called.exists()
+    ):  # copied from an earlier run (--reuse-tritonbench): the scripts' folders as they left them
+        return tritonbench_folders(called, executed)
     run_eval(
         eval_folder / "0_call_acc.py",
         ["--source", str(answers), "--target", str(called), "--GPUs", gpus],
@@ -103,7 +107,13 @@ def tritonbench_results(
             timeout,
             work / "exec.log",
         )
-    exact = {path.name for path in executed.glob("*.py")}
+    return tritonbench_folders(called, executed)
+
+
+def tritonbench_folders(called: Path, executed: Path) -> dict[str, dict[str, bool]]:
+    """The files TritonBench's scripts left: those that ran (call) and those whose output matched (exec)."""
+    survivors = sorted(path.name for path in called.glob("*.py"))
+    exact = {path.name for path in executed.glob("*.py")} if executed.exists() else set()
     return {Path(name).stem: {"call": True, "exec": name in exact} for name in survivors}
 
 
@@ -140,9 +150,10 @@ def why_not_accepted(row: dict[str, Any] | None) -> str:
     if row is None:
         return "not judged by kforge (no result)"
     verdict = row.get("verdict") or {}
-    if verdict.get("outcome") == "error" or row.get("verdict_error"):
-        kind = (verdict.get("error") or {}).get("kind", "?")
-        return f"no verdict: error ({kind})"
+    if row.get("verdict_error"):
+        return f"no verdict: {row['verdict_error'][:120]}"
+    if verdict.get("outcome") == "error":
+        return f"no verdict: error ({(verdict.get('error') or {}).get('kind', '?')})"
     stage = verdict.get("failed_stage") or "?"
     rules = [
         finding.get("rule", "?")
@@ -233,6 +244,11 @@ def main() -> int:
         "--reuse",
         help="an earlier --out: kforge's results for an answers file found there are read, not made again",
     )
+    parser.add_argument(
+        "--reuse-tritonbench",
+        help="an earlier --out: TritonBench's call and exec folders for an answers file found there are "
+        "read, not made again",
+    )
     parser.add_argument("--out", default=os.environ.get("OUT", "out") + "/tritonbench-compare")
     arguments = parser.parse_args()
     checkout, out = Path(arguments.checkout).resolve(), Path(arguments.out)
@@ -245,6 +261,11 @@ def main() -> int:
         for answers in map(Path, arguments.answers):
             work = out / answers.stem
             work.mkdir(parents=True, exist_ok=True)
+            earlier = Path(arguments.reuse_tritonbench or "") / answers.stem
+            if arguments.reuse_tritonbench and (earlier / "call").exists():
+                for folder in ("call", "exec"):
+                    if (earlier / folder).exists():
+                        shutil.copytree(earlier / folder, work / folder, dirs_exist_ok=True)
             # Side by side: the table compares accuracy and acceptance, which do not depend on the GPU
             # being free; kforge's speedups from such a run are not reported.
             with ThreadPoolExecutor(max_workers=2) as pool:

@@ -77,6 +77,14 @@ def is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
+def _holding(value: Any) -> str:
+    """What a refused sequence holds, for its error ("a list of 3 Tensor")."""
+    if isinstance(value, (tuple, list)) and value:
+        kinds = sorted({type(item).__name__ for item in value})
+        return f" of {len(value)} {'/'.join(kinds)}"
+    return ""
+
+
 def is_literal(value: Any) -> bool:
     """Nested tuples and lists of scalars that Python's literal syntax gives back exactly (not nan)."""
     try:
@@ -159,9 +167,10 @@ def describe_argument(where: int | str, value: Any, written: bool = False) -> di
         return describe_object(where, value)
     raise CaptureError(
         "capture",
-        f"{where} is a {type(value).__name__}; kernel mode takes tensors, numbers, strings, None, "
-        "tuples, lists and dicts of those, torch and Triton dtypes and devices, and objects (modules, "
-        "configs) made of those: write a spec (--inputs) or a get_inputs() instead",
+        f"{where} is a {type(value).__name__}{_holding(value)}; kernel mode takes tensors, numbers, strings, "
+        "None, (nested) tuples and lists of numbers, strings and None, dicts of those, torch and Triton "
+        "dtypes and devices, and objects (modules, configs) made of those; not sequences of tensors: write "
+        "a spec (--inputs) or a get_inputs() instead",
     )
 
 
