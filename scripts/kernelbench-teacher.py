@@ -275,7 +275,8 @@ def main() -> int:
     captures, root = Path(arguments.captures), Path(arguments.kernelbench)
     report: dict[str, Any] = {"device": arguments.device, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
     texts = []
-    work = Path(arguments.work) if arguments.work else out / "work"
+    # Absolute: the samples file names the candidates, and kforge reads it relative to its own folder.
+    work = (Path(arguments.work) if arguments.work else out / "work").resolve()
     levels = [f"level{n}" for n in arguments.levels.split(",")]
     if "capture" in arguments.steps:
         for level in levels:

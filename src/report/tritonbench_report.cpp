@@ -69,6 +69,27 @@ std::optional<double> profile_efficiency(const nlohmann::json& kernels) {
   return std::max(dram, compute) / seconds;
 }
 
+void hold_to_the_test_block(TritonBenchRow& row) {
+  if (!accepted(row.verdict) || (row.call && row.exec)) {
+    return;
+  }
+  const auto why = row.call ? fmt::format("its values differ from the gold's: {}", row.exec_reason)
+                            : fmt::format("it fails the item's test block: {}", row.call_error);
+  auto& verdict = row.verdict;
+  const auto earlier = verdict.value("summary", std::string());
+  verdict["outcome"] = "rejected";
+  verdict["accepted"] = false;
+  verdict["failed_stage"] = "test-block";
+  verdict["speedup"] = nullptr;
+  verdict["summary"] = fmt::format("rejected at test-block: {} (the captured call alone: {})", why, earlier);
+  verdict["stages"].push_back({{"name", "test-block"},
+                               {"status", "failed"},
+                               {"summary", why},
+                               {"findings", nlohmann::json::array()},
+                               {"details", nlohmann::json::object()},
+                               {"duration_s", 0.0}});
+}
+
 TritonBenchMetrics tritonbench_metrics(const std::vector<TritonBenchRow>& rows) {
   TritonBenchMetrics metrics;
   metrics.answers = rows.size();

@@ -48,6 +48,11 @@ std::optional<double> profile_efficiency(const nlohmann::json& kernels);
 
 TritonBenchMetrics tritonbench_metrics(const std::vector<TritonBenchRow>& rows);
 
+// An answer whose run of the item's own test block failed (call) or gave other values than the gold's
+// (exec) is wrong on the item's own tests, whatever the verdict found on the one call it captured: an
+// accepted verdict becomes a rejection at stage "test-block" that says both. Other rows are unchanged.
+void hold_to_the_test_block(TritonBenchRow& row);
+
 // One row as the report lists it (and as --results writes it, one JSON line per answer).
 nlohmann::json tritonbench_row_json(const TritonBenchRow& row);
 

@@ -34,6 +34,37 @@ TritonBenchRow row(const char* name, bool call, bool exec, nlohmann::json judged
   return result;
 }
 
+TEST(TritonBenchReport, AnAcceptedVerdictOfAnAnswerThatFailsTheItemsOwnTestBlockIsARejection) {
+  auto differs = row("differs", true, false, verdict("accepted", 1.5));
+  differs.exec_reason = "values['test_case_0']: 2 of 10 elements differ";
+  hold_to_the_test_block(differs);
+  EXPECT_EQ(differs.verdict["outcome"], "rejected");
+  EXPECT_FALSE(differs.verdict["accepted"].get<bool>());
+  EXPECT_EQ(differs.verdict["failed_stage"], "test-block");
+  EXPECT_TRUE(differs.verdict["speedup"].is_null());
+  EXPECT_EQ(differs.verdict["stages"].back()["name"], "test-block");
+  EXPECT_NE(differs.verdict["summary"].get<std::string>().find(
+                "its values differ from the gold's: values['test_case_0']"),
+            std::string::npos);
+
+  auto fails = row("fails", false, false, verdict("accepted", 1.5));
+  fails.call_error = "run: AssertionError: p must be in [0, 1)";
+  hold_to_the_test_block(fails);
+  EXPECT_NE(
+      fails.verdict["summary"].get<std::string>().find("it fails the item's test block: run: AssertionError"),
+      std::string::npos);
+
+  auto right = row("right", true, true, verdict("accepted", 1.5));
+  auto wrong = row("wrong", true, false, verdict("rejected", std::nullopt));
+  const auto right_before = right.verdict;
+  const auto wrong_before = wrong.verdict;
+  hold_to_the_test_block(right);
+  hold_to_the_test_block(wrong);
+  EXPECT_EQ(right.verdict, right_before);
+  EXPECT_EQ(wrong.verdict, wrong_before) << "a rejection keeps its own stage and reason";
+  EXPECT_EQ(tritonbench_metrics({differs, fails, right, wrong}).accepted, 1U);
+}
+
 TEST(TritonBenchReport, SpeedupAndEfficiencyCountOnlyExecutionAccurateAcceptedAnswers) {
   const std::vector<TritonBenchRow> rows{
       row("a", true, true, verdict("accepted", 2.0), 0.5),

@@ -315,6 +315,32 @@ def test_model_answers_to_an_in_place_gold_are_judged_on_the_argument_it_writes(
     assert "output 0" in wrong["verdict"]["summary"]  # the written argument, compared like an output
 
 
+def test_an_answer_right_on_the_captured_call_but_wrong_on_another_test_case_is_rejected(
+    tmp_path: Path,
+) -> None:
+    # The verdict's trials use the test block's largest call (n=1000); the answer is wrong only at the
+    # other one (n=10), which the item's own test block runs: not accepted, and the verdict says why.
+    checkout = own_checkout(tmp_path / "checkout")
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    wrong_when_small = SCALE_INTO.replace(
+        "    n = x.numel()\n", "    n = x.numel()\n    alpha = alpha * 2 if n == 10 else alpha\n"
+    )
+    assert wrong_when_small != SCALE_INTO
+    (answers / "scale_into.py").write_text(wrong_when_small)
+    code, report, err = tritonbench(
+        "--tritonbench", str(checkout), "--channel", "G", "--samples", str(answers)
+    )
+    assert code == 0, err
+    assert report is not None
+    (row,) = report["items"]
+    assert row["call"] and not row["exec"], row
+    verdict = row["verdict"]
+    assert verdict["outcome"] == "rejected" and verdict["failed_stage"] == "test-block", verdict["summary"]
+    assert "its values differ from the gold's: values['result_gold']['test_case_0']" in verdict["summary"]
+    assert report["kforge"]["accepted_rate"] == 0
+
+
 def test_the_programs_run_in_warm_processes_and_give_what_fresh_ones_give() -> None:
     args = (
         "--tritonbench",

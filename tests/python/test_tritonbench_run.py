@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
 
 from kforge.worker.tritonbench_run import run
@@ -36,3 +38,18 @@ def test_the_same_file_importing_what_it_names_runs(tmp_path: Path) -> None:
     answer = run(path, tmp_path / "values.pt", False, 0)
     assert answer["ok"], answer
     assert answer["values"] == ["result_gold"]
+
+
+def test_what_the_file_leaves_unwritten_is_nan_on_every_run(tmp_path: Path) -> None:
+    # A gold that allocates with torch.empty and writes part of it: the rest must not be whatever memory
+    # held (which differs between the gold's run and an answer's), but the same poison on both.
+    path = tmp_path / "half.py"
+    path.write_text(
+        "import torch\n\n\ndef half(x):\n    out = torch.empty(4)\n    out[:2] = x[:2]\n    return out\n"
+        + TEST_BLOCK.replace("twice(torch.ones(3))", "half(torch.ones(4))")
+    )
+    answer = run(path, tmp_path / "values.pt", False, 0)
+    assert answer["ok"], answer
+    values = torch.load(tmp_path / "values.pt", weights_only=True)["result_gold"]
+    assert values[:2].tolist() == [1.0, 1.0]
+    assert torch.isnan(values[2:]).all()

@@ -4,8 +4,10 @@ The file is the model's code (or the gold code), a separator line of '#' and the
 --keep-imports-and-functions the code part is first cut down to its imports and function definitions,
 TritonBench-G's rule for a model's answer. The file runs as one module with the RNG seeded, its stdout
 (Python's and the C level's) captured; the values the test block binds at its top level
-(`result_gold = test_x()`) are saved with torch.save for kforge.worker.tritonbench_compare. Every failure
-becomes an answer with a stage and a reason; a crash or hang leaves no answer, which is a failed call.
+(`result_gold = test_x()`) are saved with torch.save for kforge.worker.tritonbench_compare. Memory torch
+allocates uninitialized is NaN-filled (kforge.worker.uninitialized), so what the file leaves unwritten is
+the same on every run. Every failure becomes an answer with a stage and a reason; a crash or hang leaves
+no answer, which is a failed call.
 
 With --capture (the gold file's run) the wrapper is recorded while the test block runs, as
 kforge.worker.kernel_capture does, and the answer's "capture" holds kernel mode's inputs spec, the entry
@@ -182,8 +184,12 @@ def run(
     use_interpreter_without_a_gpu()
     import torch
 
+    from kforge.worker.uninitialized import uninitialized_memory_poisoned
+
     captured = (lambda: capture.answer()) if capture is not None else dict
-    with CapturedStdout() as stdout:
+    # Poisoned as the verdict's runs are: an element the gold leaves unwritten (a torch.empty output
+    # filled in part) is NaN in the gold's values and in a right answer's alike, and compares equal.
+    with CapturedStdout() as stdout, uninitialized_memory_poisoned():
         try:
             namespace = run_module(runnable, code_part, test_block, seed, capture)
         except RunError as failure:
