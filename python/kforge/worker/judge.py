@@ -173,6 +173,22 @@ def _restore_rng_state(device: torch.device, state: tuple[torch.Tensor, list[tor
         torch.cuda.set_rng_state_all(state[1])
 
 
+def problem_inputs(problem: ModuleType, device: torch.device) -> list[Any]:
+    """The problem's get_inputs() on `device`. On a GPU it runs with the device as torch's default, so its
+    tensors are drawn there: KernelBench's level-1 inputs are up to 6 GiB, and the host's generator takes
+    tens of seconds per draw, several draws per evaluation. A get_inputs that cannot run so (one that hands
+    a tensor to numpy) runs on the host from the same generator state; either way every call of one
+    problem takes the same path, so a seed gives the same inputs each time."""
+    if device.type == "cuda":
+        before = _rng_state(device)
+        try:
+            with device:
+                return [to_device(value, device) for value in problem.get_inputs()]
+        except Exception:  # noqa: BLE001 - drawn on the host instead, as the problem was written
+            _restore_rng_state(device, before)
+    return [to_device(value, device) for value in problem.get_inputs()]
+
+
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
     summary = exception_summary(exc, state.problem_path)
     if state.device.type == "cuda" and is_out_of_memory(exc):  # the machine's limit, not a defect
@@ -306,7 +322,7 @@ class Judge:
             raise _problem_error("Model construction", exc, state) from None
         state.problem, state.model, state.init_inputs = problem, model, init_inputs
         try:
-            sample_inputs = list(problem.get_inputs())
+            sample_inputs = problem_inputs(problem, state.device)
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("get_inputs", exc, state) from None
         reply = {"input_count": len(sample_inputs), "device": device_facts(state.device), "sizes": sizes}
@@ -314,6 +330,7 @@ class Judge:
         reply["perturbation"] = self._perturb_parameters(request.get("perturbation_seed"))
         reply["init_changes"] = init_changes
         reply["reference_call_s"] = self._reference_call_seconds(sample_inputs)
+        del sample_inputs  # drawn on the device: freed before the memory is given back
         if state.device.type == "cuda":
             release_device_memory(state.device)  # a judge waiting for its turn holds only its model
             free, total = torch.cuda.mem_get_info(state.device)
@@ -350,7 +367,7 @@ class Judge:
         assert state.problem is not None and state.model is not None
         try:
             torch.manual_seed(0)
-            inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
+            inputs = problem_inputs(state.problem, state.device)
             with torch.no_grad():
                 outputs = correctness.flatten_outputs(state.model(*cloned(inputs)))
             return generalisation.unwritten_output(state.model, inputs, outputs)
@@ -476,7 +493,7 @@ class Judge:
             raise WorkerError("problem", state.nondeterminism)
         try:
             torch.manual_seed(seed)
-            inputs = [to_device(value, state.device) for value in state.problem.get_inputs()]
+            inputs = problem_inputs(state.problem, state.device)
             rng = _rng_state(state.device)
             with uninitialized_memory_poisoned():  # as the candidate's forward runs
                 raw_reference, arguments = self._forward_with_arguments(inputs)
