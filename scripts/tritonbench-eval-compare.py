@@ -84,9 +84,8 @@ def tritonbench_results(
     """Item name -> {"call", "exec"} as TritonBench's scripts decide them (absent: neither)."""
     gpus = "0" * workers
     called, executed = work / "call", work / "exec"
-    if (
-        called.exists()
-    ):  # copied from an earlier run (--reuse-tritonbench): the scripts' folders as they left them
+    # Copied from an earlier run (--reuse-tritonbench): the scripts' folders as they left them.
+    if called.exists():
         return tritonbench_folders(called, executed)
     run_eval(
         eval_folder / "0_call_acc.py",
