@@ -15,9 +15,6 @@ from typing import Any
 import pytest
 from conftest import CANDIDATES, STARTER, computed_once, run_kforge
 
-# One worker runs the module: its tests share one batch (computed_once), which another worker would wait on.
-pytestmark = pytest.mark.xdist_group("failure-candidates")
-
 MANIFEST: list[dict[str, Any]] = json.loads((CANDIDATES / "manifest.json").read_text())
 EXIT_CODES = {"accepted": 0, "rejected": 1, "error": 2}  # what `kforge eval` exits with, per outcome
 

@@ -11,9 +11,6 @@ from typing import Any
 import pytest
 from conftest import REPO, computed_once, run_kforge
 
-# One worker runs the module: its tests share one batch (computed_once), which another worker would wait on.
-pytestmark = pytest.mark.xdist_group("hostile-corpus")
-
 CORPUS = REPO / "tests" / "corpus"
 
 

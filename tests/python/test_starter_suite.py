@@ -12,9 +12,6 @@ from typing import Any
 import pytest
 from conftest import STARTER, computed_once, run_kforge, starter_problems
 
-# One worker runs the module: its tests share one batch (computed_once), which another worker would wait on.
-pytestmark = pytest.mark.xdist_group("starter-suite")
-
 
 @pytest.fixture(scope="module")
 def suite_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
