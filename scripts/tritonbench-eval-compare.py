@@ -79,13 +79,22 @@ def run_eval(script: Path, args: list[str], checkout: Path, timeout: float, log:
 
 
 def tritonbench_results(
-    eval_folder: Path, checkout: Path, answers: Path, work: Path, workers: int, timeout: float
+    eval_folder: Path,
+    checkout: Path,
+    answers: Path,
+    work: Path,
+    workers: int,
+    timeout: float,
+    earlier: Path | None = None,
 ) -> dict[str, dict[str, bool]]:
-    """Item name -> {"call", "exec"} as TritonBench's scripts decide them (absent: neither)."""
+    """Item name -> {"call", "exec"} as TritonBench's scripts decide them (absent: neither). With
+    `earlier` (--reuse-tritonbench) holding the scripts' folders for these answers, those are read."""
     gpus = "0" * workers
     called, executed = work / "call", work / "exec"
-    # Copied from an earlier run (--reuse-tritonbench): the scripts' folders as they left them.
-    if called.exists():
+    if earlier is not None and (earlier / "call").exists():
+        for folder in ("call", "exec"):
+            if (earlier / folder).exists():
+                shutil.copytree(earlier / folder, work / folder, dirs_exist_ok=True)
         return tritonbench_folders(called, executed)
     run_eval(
         eval_folder / "0_call_acc.py",
@@ -260,11 +269,6 @@ def main() -> int:
         for answers in map(Path, arguments.answers):
             work = out / answers.stem
             work.mkdir(parents=True, exist_ok=True)
-            earlier = Path(arguments.reuse_tritonbench or "") / answers.stem
-            if arguments.reuse_tritonbench and (earlier / "call").exists():
-                for folder in ("call", "exec"):
-                    if (earlier / folder).exists():
-                        shutil.copytree(earlier / folder, work / folder, dirs_exist_ok=True)
             # Side by side: the table compares accuracy and acceptance, which do not depend on the GPU
             # being free; kforge's speedups from such a run are not reported.
             with ThreadPoolExecutor(max_workers=2) as pool:
@@ -276,6 +280,7 @@ def main() -> int:
                     work,
                     arguments.workers,
                     arguments.timeout,
+                    Path(arguments.reuse_tritonbench) / answers.stem if arguments.reuse_tritonbench else None,
                 )
                 ours = pool.submit(kforge_results, arguments, answers, work)
                 rows.append(compare(answers.stem, view, theirs.result(), ours.result()))

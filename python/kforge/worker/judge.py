@@ -337,12 +337,11 @@ class Judge:
             reply["gpu_memory"] = {"free": free, "total": total}
         return reply
 
-    def _footprint(self, sample_inputs: list[Any]) -> dict[str, int]:
-        """Bytes of one instance of the problem on the device: inputs, the reference's outputs (one
-        forward on the sample inputs) and the model's parameters and buffers."""
+    def _footprint(self, inputs: list[Any]) -> dict[str, int]:
+        """Bytes of one instance of the problem on the device: inputs (problem_inputs', on the device), the
+        reference's outputs (one forward on them) and the model's parameters and buffers."""
         state = self.state
         assert state.model is not None
-        inputs = [to_device(value, state.device) for value in sample_inputs]
         cuda = state.device.type == "cuda"
         if cuda:  # the forward's working memory: workspaces (cuDNN, im2col) and temporaries beside outputs
             torch.cuda.synchronize(state.device)
@@ -395,7 +394,7 @@ class Judge:
             "perturbed": [values.encode(entry.perturbed, exporter.export) for entry in entries],
         }
 
-    def _reference_call_seconds(self, sample_inputs: list[Any]) -> float:
+    def _reference_call_seconds(self, inputs: list[Any]) -> float:
         """One warm forward of the reference: the basis of each candidate call's time limit
         (src/verify/call_deadlines). The first call pays for lazy set-up (cuBLAS handles, thread pools);
         the fastest of a few more is kept, since a busy machine only ever makes a call slower."""
@@ -410,7 +409,6 @@ class Judge:
             return time.perf_counter() - start
 
         try:
-            inputs = [to_device(value, state.device) for value in sample_inputs]
             with torch.no_grad():
                 first = timed_call()
                 times = [timed_call()]
