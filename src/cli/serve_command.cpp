@@ -144,6 +144,9 @@ int run_serve(ServeOptions& options) {
                                                      : "SIGINT")
             << std::flush;
   service.drain();
+  // The waiting requests are answered now: the table outlives the API whose callbacks its thread runs,
+  // so no callback may be left to run once the API goes.
+  jobs.close();
   server.stop(std::chrono::milliseconds(static_cast<long>(options.drain_s * 1000.0)));
   std::cerr << "kforge serve: stopped\n";
   return 0;

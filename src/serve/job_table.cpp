@@ -11,13 +11,21 @@ namespace kforge::serve {
 JobTable::JobTable(std::size_t keep_finished)
     : keep_finished_(keep_finished), waiter_thread_([this] { run_waiters(); }) {}
 
-JobTable::~JobTable() {
+JobTable::~JobTable() { close(); }
+
+void JobTable::close() {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
+    for (auto& [deadline, waiter] : waiters_) {
+      due_.emplace_back(std::move(waiter.callback), finished(waiter.job));
+    }
+    waiters_.clear();
   }
   waiters_changed_.notify_all();
-  waiter_thread_.join();
+  if (waiter_thread_.joinable()) {
+    waiter_thread_.join();
+  }
 }
 
 std::string JobTable::create(std::size_t completions, nlohmann::json info) {
@@ -101,7 +109,7 @@ void JobTable::when_finished(const std::string& id, Clock::time_point deadline,
   {
     const std::lock_guard lock(mutex_);
     done = finished(id);
-    if (!done && Clock::now() < deadline) {
+    if (!done && !stopping_ && Clock::now() < deadline) {
       const bool earliest = waiters_.empty() || deadline < waiters_.begin()->first;
       waiters_.emplace(deadline, Waiter{id, std::move(on_finished)});
       if (earliest) {
@@ -115,7 +123,7 @@ void JobTable::when_finished(const std::string& id, Clock::time_point deadline,
 
 void JobTable::run_waiters() {
   std::unique_lock lock(mutex_);
-  while (!stopping_) {
+  while (true) {
     while (!due_.empty()) {
       auto [callback, finished_in_time] = std::move(due_.front());
       due_.pop_front();
@@ -126,6 +134,9 @@ void JobTable::run_waiters() {
       }
       callback = nullptr;  // what it captured is released outside the lock
       lock.lock();
+    }
+    if (stopping_) {  // close() made every waiter due: all are answered
+      return;
     }
     const auto now = Clock::now();
     while (!waiters_.empty() && waiters_.begin()->first <= now) {

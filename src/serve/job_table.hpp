@@ -26,7 +26,7 @@ class JobTable {
   using FinishedCallback = std::function<void(bool finished)>;
 
   explicit JobTable(std::size_t keep_finished = 10'000);
-  ~JobTable();  // stops the waiters' thread; callbacks not yet due are dropped uncalled
+  ~JobTable();  // close()
   JobTable(const JobTable&) = delete;
   JobTable& operator=(const JobTable&) = delete;
   JobTable(JobTable&&) = delete;
@@ -46,7 +46,12 @@ class JobTable {
   // Calls `on_finished` once the job has finished or the deadline has passed, without holding a thread
   // meanwhile: at once in this thread when the job is already finished, else on the table's waiter
   // thread (never inside set_result or finish, which the engine calls under its delivery lock).
+  // After close(): at once in this thread.
   void when_finished(const std::string& id, Clock::time_point deadline, FinishedCallback on_finished);
+  // Calls every waiting callback now (finished or not, as the job stands), then stops the waiter
+  // thread. Once it returns no callback runs on that thread again, so what the callbacks refer to (the
+  // API, its metrics) may go. Idempotent.
+  void close();
 
   std::size_t running() const;  // jobs started and not finished
   std::size_t waiters() const;  // callbacks registered and not yet called
@@ -78,7 +83,7 @@ class JobTable {
   std::multimap<Clock::time_point, Waiter> waiters_;   // by deadline
   std::deque<std::pair<FinishedCallback, bool>> due_;  // to call on the waiter thread
   std::condition_variable waiters_changed_;
-  bool stopping_ = false;
+  bool stopping_ = false;      // close() began: the waiter thread calls what is due and returns
   std::thread waiter_thread_;  // last: it starts once the state above exists
 };
 

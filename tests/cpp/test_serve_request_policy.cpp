@@ -8,7 +8,9 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "serve/job_table.hpp"
@@ -181,6 +183,40 @@ TEST(JobTable, AWaiterIsCalledWhenItsJobFinishesOrAtItsDeadline) {
   ASSERT_EQ(slow_future.wait_for(10s), std::future_status::ready);
   EXPECT_FALSE(slow_future.get()) << "the deadline came first";
   EXPECT_EQ(jobs.waiters(), 0U);
+}
+
+TEST(JobTable, CloseAnswersEveryWaiterBeforeItReturnsAndLaterWaitersAtOnce) {
+  JobTable jobs;
+  const auto finished_job = jobs.create(1, {});
+  jobs.start(finished_job);
+  const auto unfinished_job = jobs.create(1, {});
+  jobs.start(unfinished_job);
+  std::atomic<int> calls = 0;
+  std::optional<bool> unfinished_answer;
+  jobs.when_finished(finished_job, JobTable::Clock::now() + 3600s, [&](bool finished) {
+    std::this_thread::sleep_for(50ms);  // still running when close() is called
+    EXPECT_TRUE(finished);
+    ++calls;
+  });
+  jobs.when_finished(unfinished_job, JobTable::Clock::now() + 3600s, [&](bool finished) {
+    unfinished_answer = finished;
+    ++calls;
+  });
+  jobs.finish(finished_job);  // its waiter is due on the waiter thread
+  jobs.close();
+  EXPECT_EQ(calls, 2) << "close() returns once every callback has run: none may run after it";
+  ASSERT_TRUE(unfinished_answer.has_value());
+  EXPECT_FALSE(*unfinished_answer) << "a job still running is answered as not finished";
+  EXPECT_EQ(jobs.waiters(), 0U);
+
+  const auto after_close = jobs.create(1, {});
+  jobs.start(after_close);
+  std::optional<bool> late_answer;
+  jobs.when_finished(after_close, JobTable::Clock::now() + 3600s,
+                     [&](bool finished) { late_answer = finished; });
+  ASSERT_TRUE(late_answer.has_value()) << "after close() a waiter is answered in the caller's thread";
+  EXPECT_FALSE(*late_answer);
+  jobs.close();  // idempotent
 }
 
 }  // namespace
