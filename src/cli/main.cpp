@@ -14,6 +14,7 @@
 #include "cli/optimize_command.hpp"
 #include "cli/profile_command.hpp"
 #include "cli/serve_command.hpp"
+#include "runner/fatal_signal_report.hpp"
 #include "runner/interrupt_handling.hpp"
 #include "runner/stale_scratch.hpp"
 
@@ -32,6 +33,7 @@ std::string command_label(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe must give an error, not kill kforge
+  kforge::runner::install_fatal_signal_report();
   CLI::App app{"kforge: verifies, times and rewards Triton kernels against PyTorch references"};
   app.require_subcommand(1);
   app.set_version_flag("--version", kforge::cli::version_text());

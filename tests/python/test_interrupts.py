@@ -166,6 +166,25 @@ def test_serve_drains_on_sighup_too(tmp_path: Path) -> None:
     assert "SIGHUP received" in stderr and process.returncode == 0, stderr
 
 
+def test_a_fault_of_kforge_itself_says_where_and_keeps_its_exit_status(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [str(kforge_binary()), "serve", "--port", "0", "--device", "cpu", "--no-store",
+         "--problems-dir", str(tmp_path / "problems")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    while line and "listening on" not in line:
+        line = process.stderr.readline()
+    assert "listening on" in line
+    process.send_signal(signal.SIGSEGV)  # as a fault of its own would arrive
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGSEGV, stderr
+    assert "kforge: internal error: SEGV" in stderr, stderr
+    frames = [text for text in stderr.splitlines() if "[0x" in text]
+    assert frames and all("kforge" in frame or ".so" in frame for frame in frames[:2]), stderr
+
+
 def test_an_uninterrupted_run_still_exits_with_its_verdict(tmp_path: Path) -> None:
     result = run_kforge(
         "eval", "-p", str(SOFTMAX / "problem.py"), "-c", str(SOFTMAX / "solution.py"), "--device", "cpu",
