@@ -236,6 +236,33 @@ nlohmann::json checked_object(const nlohmann::json& input, const std::set<std::s
   return checked;
 }
 
+// A list or tuple of inputs ({"items": [input, ...], "sequence": "list"}): torch.hstack's `tensors`.
+constexpr std::size_t kMaxSequenceItems = 1024;
+
+nlohmann::json checked_sequence(const nlohmann::json& input, const std::set<std::string>& sizes,
+                                const std::string& where, int depth) {
+  const auto& items = input["items"];
+  if (!items.is_array() || items.size() > kMaxSequenceItems) {
+    throw std::invalid_argument(
+        fmt::format(R"({}: "items" is a list of at most {} inputs (a sequence argument's items))", where,
+                    kMaxSequenceItems));
+  }
+  if (depth >= kMaxObjectDepth) {
+    throw std::invalid_argument(
+        fmt::format("{}: sequences and objects nest at most {} deep", where, kMaxObjectDepth));
+  }
+  const auto sequence = input.find("sequence");
+  if (sequence != input.end() && (!sequence->is_string() || (*sequence != "list" && *sequence != "tuple"))) {
+    throw std::invalid_argument(fmt::format(R"({}: "sequence" is "tuple" or "list")", where));
+  }
+  nlohmann::json checked = {{"items", nlohmann::json::array()},
+                            {"sequence", sequence == input.end() ? nlohmann::json("list") : *sequence}};
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    checked["items"].push_back(checked_input(items[i], sizes, fmt::format("{}[{}]", where, i), depth + 1));
+  }
+  return checked;
+}
+
 nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::string>& sizes,
                              const std::string& where, int depth) {
   if (!input.is_object()) {
@@ -247,6 +274,9 @@ nlohmann::json checked_input(const nlohmann::json& input, const std::set<std::st
   }
   if (input.contains("object")) {
     return checked_object(input, sizes, where, depth);
+  }
+  if (input.contains("items")) {
+    return checked_sequence(input, sizes, where, depth);
   }
   if (input.contains("value")) {
     const auto& value = input["value"];
@@ -396,6 +426,9 @@ def _kf_input(spec):
         import ast
 
         return ast.literal_eval(spec["literal"])
+    if "items" in spec:  # a list or tuple of inputs: torch.hstack's `tensors`
+        items = [_kf_input(item) for item in spec["items"]]
+        return tuple(items) if spec["sequence"] == "tuple" else items
     if "value" in spec:
         value = spec["value"]
         return tuple(value) if spec.get("sequence") == "tuple" else value

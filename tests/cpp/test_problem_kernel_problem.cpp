@@ -221,6 +221,30 @@ TEST_F(KernelProblemFiles, DtypeDeviceAndLiteralArgumentsAreCheckedAndMadeAgain)
   }
 }
 
+TEST_F(KernelProblemFiles, SequenceArgumentsAreCheckedItemByItemAndBuiltAgain) {
+  const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
+  const auto text =
+      kernel_problem_text({kernel, "copy", std::nullopt, {}, R"({"sizes": {"N": 4}, "inputs": [{"items": [
+          {"shape": ["N"], "dtype": "float32"}, {"shape": [2], "dtype": "int32", "values": [1, 2]},
+          {"items": [{"value": 3}], "sequence": "tuple"}]}]})"});
+  EXPECT_NE(text.find(R"(\"sequence\":\"list\")"), std::string::npos) << "a list unless it says tuple";
+  EXPECT_NE(text.find(R"(\"sequence\":\"tuple\")"), std::string::npos) << text;
+  EXPECT_NE(text.find("items = [_kf_input(item) for item in spec[\"items\"]]"), std::string::npos);
+  for (const char* bad :
+       {R"({"inputs": [{"items": {"a": 1}}]})", R"({"inputs": [{"items": [], "sequence": "set"}]})",
+        R"({"inputs": [{"items": [{"shape": [-1], "dtype": "float32"}]}]})",
+        R"({"inputs": [{"items": [{"items": [{"items": [{"items": [{"items": []}]}]}]}]}]})"}) {
+    EXPECT_THROW(kernel_problem_text({kernel, "copy", std::nullopt, {}, bad}), std::invalid_argument) << bad;
+  }
+  try {
+    kernel_problem_text(
+        {kernel, "copy", std::nullopt, {}, R"({"inputs": [{"items": [{"value": 1}, {"dtype": 1}]}]})"});
+    FAIL() << "an item without shape and dtype";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("inputs[0][1]"), std::string::npos) << error.what();
+  }
+}
+
 TEST_F(KernelProblemFiles, ObjectArgumentsAreCheckedAttributeByAttributeAndBuiltAgain) {
   const auto kernel = write("copy.py", std::string(kCode) + "\n" + kTestBlock);
   const auto text =

@@ -155,3 +155,26 @@ def test_private_copies_of_an_object_argument_hold_copies_of_its_tensors() -> No
     with torch.no_grad():
         copy.weight.fill_(3.0)
     assert torch.equal(layernorm.weight.detach(), torch.ones(4))
+
+
+def test_a_sequence_of_tensors_is_captured_item_by_item() -> None:
+    # torch.hstack's `tensors` (a TritonBench-T wrapper's first argument): each item its own entry.
+    parts = [torch.tensor([1.0, 2.0]), torch.tensor([[3, 4]], dtype=torch.int32), 2.5]
+    spec = describe_argument(0, parts)
+    assert spec["sequence"] == "list"
+    first, second, third = spec["items"]
+    assert first == {"shape": [2], "dtype": "float32", "low": 1.0, "high": 2.0}
+    assert second["shape"] == [1, 2] and second["dtype"] == "int32" and second["values"] == [3, 4]
+    assert third == {"value": 2.5}
+    assert describe_argument(1, (torch.zeros(3),))["sequence"] == "tuple"
+    with pytest.raises(CaptureError, match=r"argument 0\[1\] is a set"):
+        describe_argument(0, [torch.zeros(1), {1, 2}])
+
+
+def test_private_copies_of_a_sequence_argument_hold_copies_of_its_tensors() -> None:
+    parts = [torch.zeros(2), torch.ones(2)]
+    (copy,) = cloned([parts])
+    assert type(copy) is list and copy is not parts and copy[0] is not parts[0]
+    copy[0].fill_(5.0)
+    assert torch.equal(parts[0], torch.zeros(2))
+    assert [tensor.data_ptr() for tensor in tensors_in([copy])] == [t.data_ptr() for t in copy]

@@ -509,3 +509,54 @@ def test_a_wrapper_returning_its_argument_a_nested_tuple_and_a_count(tmp_path: P
     )
     assert code == 1 and verdict is not None
     assert "output 2 is 301, expected 300" in verdict["summary"], verdict["summary"]
+
+
+CONCAT_SCALE = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_copy_kernel(src_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(src_ptr + offsets, mask=mask) * scale, mask=mask)
+
+
+def concat_scale(parts, scale):
+    out = torch.empty(sum(part.numel() for part in parts), dtype=parts[0].dtype, device=parts[0].device)
+    start = 0
+    for part in parts:
+        n = part.numel()
+        scaled_copy_kernel[(triton.cdiv(n, 64),)](part, out[start:], n, scale, BLOCK=64)
+        start += n
+    return out
+
+
+######################################################################
+def test_concat_scale():
+    return concat_scale([torch.randn(100), torch.rand(37) * 3, torch.randn(5)], 0.5)
+
+
+result_gold = test_concat_scale()
+"""
+
+
+def test_a_wrapper_taking_a_list_of_tensors_is_judged_from_its_test_block(tmp_path: Path) -> None:
+    # torch.hstack-like wrappers (TritonBench-T's fused_hstack_div): the list's tensors are drawn anew,
+    # each with its captured shape, and reach both sides as a list.
+    kernel = tmp_path / "concat_scale.py"
+    kernel.write_text(CONCAT_SCALE)
+    code, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "concat_scale", "--inputs-from-test", "--no-small"
+    )
+    assert code == 0 and verdict is not None and verdict["outcome"] == "accepted", err
+    problem = Path(verdict["problem"]["path"]).read_text()
+    assert '{\\"items\\":[' in problem and 'shape\\":[100]' in problem and 'shape\\":[37]' in problem
+    wrong = tmp_path / "concat_wrong.py"
+    wrong.write_text(CONCAT_SCALE.replace("start += n", "start += n - 1"))
+    code, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "concat_scale", "--inputs-from-test", "--no-small",
+        "--candidate", str(wrong),
+    )  # fmt: skip
+    assert verdict is not None and verdict["outcome"] == "rejected", err

@@ -41,6 +41,14 @@ def is_argument_object(value: Any) -> bool:
     return not callable(value) and hasattr(value, "__dict__")
 
 
+def is_tensor_sequence(value: Any) -> bool:
+    """A list or tuple (not a named tuple) holding at least one tensor, at any depth: an argument such as
+    torch.hstack's `tensors`, whose tensors are moved, copied and compared one by one."""
+    if type(value) not in (list, tuple):
+        return False
+    return any(isinstance(item, torch.Tensor) or is_tensor_sequence(item) for item in value)
+
+
 def is_torch_module(value: Any) -> bool:
     """A module whose class `torch.nn` itself defines (rebuilt as that class)."""
     return isinstance(value, torch.nn.Module) and torch_module_class(type(value).__name__) is type(value)

@@ -1103,6 +1103,9 @@ def _value_set_mismatch(first: list[Any], other: list[Any]) -> str | None:
         elif argument_objects.is_argument_object(a):
             if not argument_objects.same_layout(a, b):
                 return f"get_inputs() gives object input {index} other attributes for another seed"
+        elif argument_objects.is_tensor_sequence(a):
+            if type(a) is not type(b) or _value_set_mismatch(list(a), list(b)) is not None:
+                return f"get_inputs() gives sequence input {index} other items for another seed"
         elif type(a) is not type(b) or not _same_value(a, b):
             return f"get_inputs() gives non-tensor input {index} another value for another seed"
     return None

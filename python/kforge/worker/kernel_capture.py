@@ -70,6 +70,8 @@ def integer_structure(value: torch.Tensor) -> dict[str, Any]:
     return structure
 
 
+MAX_SEQUENCE_ITEMS = 1024  # items of one sequence argument (kernel_problem.cpp's limit)
+
 PARAMETER_SPREAD = 0.5  # a module parameter captured at one value (weight 1) is drawn this far around it
 
 
@@ -161,6 +163,15 @@ def describe_argument(where: int | str, value: Any, written: bool = False) -> di
         return {"value": list(value), "sequence": type(value).__name__}
     if isinstance(value, dict) and all(isinstance(k, str) and is_scalar(v) for k, v in value.items()):
         return {"value": dict(value)}  # launch options (`**config.kwargs`)
+    if argument_objects.is_tensor_sequence(value):  # torch.hstack's `tensors`: each item its own entry
+        if len(value) > MAX_SEQUENCE_ITEMS:
+            raise CaptureError(
+                "capture",
+                f"{where} is a sequence of {len(value)} items; at most "
+                f"{MAX_SEQUENCE_ITEMS} are captured: write a spec (--inputs) instead",
+            )
+        items = [describe_argument(f"{where}[{index}]", item) for index, item in enumerate(value)]
+        return {"items": items, "sequence": type(value).__name__}
     if isinstance(value, (tuple, list)) and is_literal(value):
         return {"literal": repr(value)}  # nested: tensordot's dims ([1], [0])
     if argument_objects.is_argument_object(value):
@@ -168,9 +179,9 @@ def describe_argument(where: int | str, value: Any, written: bool = False) -> di
     raise CaptureError(
         "capture",
         f"{where} is a {type(value).__name__}{_holding(value)}; kernel mode takes tensors, numbers, strings, "
-        "None, (nested) tuples and lists of numbers, strings and None, dicts of those, torch and Triton "
-        "dtypes and devices, and objects (modules, configs) made of those; not sequences of tensors: write "
-        "a spec (--inputs) or a get_inputs() instead",
+        "None, (nested) tuples and lists of those and of tensors, dicts of numbers, strings and None, "
+        "torch and Triton dtypes and devices, and objects (modules, configs) made of those: write a spec "
+        "(--inputs) or a get_inputs() instead",
     )
 
 

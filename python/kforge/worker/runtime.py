@@ -46,12 +46,14 @@ def select_device(spec: str) -> torch.device:
 
 def to_device(value: Any, device: torch.device) -> Any:
     """A problem input on `device`: tensors are moved, a device argument becomes `device` (a wrapper that
-    takes the device to allocate on), an object argument's tensors are moved, anything else (sizes,
-    flags) is kept."""
+    takes the device to allocate on), an object argument's or a sequence's tensors are moved, anything else
+    (sizes, flags) is kept."""
     if isinstance(value, torch.device):
         return device
     if argument_objects.is_argument_object(value):
         return argument_objects.map_tensors(value, lambda tensor: tensor.to(device))
+    if argument_objects.is_tensor_sequence(value):  # torch.hstack's `tensors`: each moved
+        return type(value)(to_device(item, device) for item in value)
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 

@@ -49,7 +49,7 @@ def input_attribute_problems(inputs: list[Any]) -> list[str]:
 
 def cloned(values: list[Any]) -> list[Any]:
     """Private copies of the tensors among values (an object argument's too: a new object holding
-    copies); other values as they are."""
+    copies; a list of tensors: a new list); other values as they are."""
     return [_cloned(value) for value in values]
 
 
@@ -58,6 +58,8 @@ def _cloned(value: Any) -> Any:
         return value.clone()
     if argument_objects.is_argument_object(value):
         return argument_objects.map_tensors(value, torch.Tensor.clone)
+    if argument_objects.is_tensor_sequence(value):
+        return type(value)(_cloned(item) for item in value)
     return value
 
 
