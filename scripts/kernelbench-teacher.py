@@ -9,7 +9,7 @@ CAPTURES holds level<N>/<problem>.capture.json (and .result.json) written on a G
 `python -m kforge.worker.inductor_teacher --problem P --capture-out F --out R`; ROOT holds
 KernelBench/level<N>/<problem>.py (the public checkout, or a view of it). Per level:
 0. with --steps capture: the teacher compiles each problem without a result in CAPTURES yet
-   (--capture-jobs at once, --capture-timeout each);
+   (--capture-jobs at once, --capture-timeout each, none started after --capture-deadline);
 1. every capture is rewritten into a candidate file (no GPU needed; as scripts/false-positive-check.py);
 2. `kforge eval --kernelbench ROOT --level N --samples ... --results ...` judges and times them all
    (no generalisation trial: Inductor's code is specialised to the captured sizes by construction);
@@ -78,8 +78,11 @@ def capture_level(level: str, arguments: argparse.Namespace, captures: Path, roo
         if not settled(folder / f"{problem.stem}.result.json")
     ]
     environment = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    stop_at = time.monotonic() + arguments.capture_deadline
 
     def compile_one(problem: Path) -> None:
+        if time.monotonic() > stop_at:  # left without a result: a later run (--captures) compiles it
+            return
         command = [FPC.PYTHON, "-m", "kforge.worker.inductor_teacher", "--problem", str(problem)]
         command += ["--out", str(folder / f"{problem.stem}.result.json"), "--device", arguments.device]
         command += ["--capture-out", str(folder / f"{problem.stem}.capture.json")]
@@ -266,6 +269,12 @@ def main() -> int:
     parser.add_argument("--steps", default="eval,do_bench", help="capture,eval,do_bench; rewrite always runs")
     parser.add_argument("--capture-jobs", type=int, default=2, help="problems compiled at once")
     parser.add_argument("--capture-timeout", type=float, default=300.0, help="seconds for one compile")
+    parser.add_argument(
+        "--capture-deadline",
+        type=float,
+        default=math.inf,
+        help="seconds after which a level's capture step starts no more compiles (the rest: a later run)",
+    )
     parser.add_argument("--out", default=os.environ.get("OUT", "out") + "/kernelbench-teacher")
     parser.add_argument("--work", help="where the rewritten candidates go (default: OUT/work)")
     parser.add_argument("--previous", help="an earlier run's --out: its results are kept, not run again")
