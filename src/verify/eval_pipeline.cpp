@@ -9,8 +9,10 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "rules/static_analysis.hpp"
+#include "runner/environment_probe.hpp"
 #include "runner/python_environment.hpp"
 #include "runner/scratch_space.hpp"
 #include "runner/worker_launch.hpp"
@@ -344,6 +346,46 @@ runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const Pro
       runner::make_candidate_launch(session.python(), scratch.directory(), !on_gpu, context));
 }
 
+// Writes the candidate's code where its worker imports it from; its path.
+fs::path write_candidate_code(const runner::ScratchSpace& scratch, const std::string& code) {
+  const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
+  fs::create_directories(code_path.parent_path());
+  std::ofstream(code_path, std::ios::binary) << code;
+  return code_path;
+}
+
+// What the candidate must never read: the problem (the reference) and the input key.
+std::vector<fs::path> secret_paths(const EvalSettings& settings) {
+  std::vector<fs::path> paths{settings.problem_path};
+  if (const auto& key = process_input_key(); key.file) {
+    paths.push_back(*key.file);
+  }
+  return paths;
+}
+
+runner::CandidateSandboxContext candidate_context(const EvalSettings& settings, const ProblemSession& session,
+                                                  const runner::ScratchSpace& scratch) {
+  return {{session.judge_pid()}, settings.timeout_s, secret_paths(settings), scratch.transfer_directory()};
+}
+
+// A single evaluation's candidate worker, started while the judge loads the problem: its Python and
+// torch start-up (about 2 s) overlaps the judge's instead of following it.
+struct PrestartedCandidate {
+  // Started for the device the judge will settle on, as the judge resolves it; run_worker_stages starts
+  // another worker in the rare case the judge's load ends elsewhere.
+  PrestartedCandidate(const EvalSettings& settings, const ProblemSession& session, const std::string& code)
+      : scratch(new_scratch(nullptr, session)),
+        code_path(write_candidate_code(scratch, code)),
+        on_gpu(runner::resolve_device(settings.device) != "cpu"),
+        worker(start_candidate(nullptr, session, scratch, candidate_context(settings, session, scratch),
+                               on_gpu)) {}
+
+  runner::ScratchSpace scratch;
+  fs::path code_path;
+  bool on_gpu;
+  runner::WorkerProcess worker;  // after the scratch: stopped before its folder goes
+};
+
 // Tells the observer, if any, that a stage has its result (in the words the final verdict will use).
 void report_stage(EvalObserver* observer, const StageResult& stage, const EvalSettings& settings) {
   if (observer == nullptr || stage.status == StageStatus::not_run) {
@@ -370,18 +412,9 @@ bool counting_gpu_wait(EvalContext& context, StageName name, const std::function
   return passed;
 }
 
-// What the candidate must never read: the problem (the reference) and the input key.
-std::vector<fs::path> secret_paths(const EvalSettings& settings) {
-  std::vector<fs::path> paths{settings.problem_path};
-  if (const auto& key = process_input_key(); key.file) {
-    paths.push_back(*key.file);
-  }
-  return paths;
-}
-
 void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std::string& code,
                        ProblemSession& session, runner::GpuGate* gate, runner::CandidateZygote* zygote,
-                       EvalObserver* observer) {
+                       EvalObserver* observer, std::optional<PrestartedCandidate> prestarted) {
   if (session.load_error()) {
     verdict.outcome = Outcome::error;
     verdict.error = *session.load_error();
@@ -395,10 +428,11 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   if (const auto judge_sandbox = session.judge_sandbox(); !judge_sandbox.is_null()) {
     verdict.problem["judge_sandbox"] = judge_sandbox;
   }
-  const auto scratch = new_scratch(zygote, session);
-  const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
-  fs::create_directories(code_path.parent_path());
-  std::ofstream(code_path, std::ios::binary) << code;
+  if (prestarted && prestarted->on_gpu != session.on_gpu()) {
+    prestarted.reset();  // started for another device than the judge's: a new one below
+  }
+  const auto scratch = prestarted ? std::move(prestarted->scratch) : new_scratch(zygote, session);
+  const fs::path code_path = prestarted ? prestarted->code_path : write_candidate_code(scratch, code);
   CallDeadlines deadlines(settings.timeout_s, session.reference_call_s(), session.on_gpu(),
                           settings.derived_call_limits, runner::candidate_compile_cache(scratch.directory()));
   verdict.settings["call_limits"] = deadlines.to_json();
@@ -425,11 +459,15 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
     return;
   }
   context.progress(StageName::compile, "starting the candidate's worker");
-  auto candidate = start_candidate(
-      zygote, session, scratch,
-      {{session.judge_pid()}, settings.timeout_s, secret_paths(settings), scratch.transfer_directory()},
-      context.on_gpu);
+  auto candidate = prestarted
+                       ? std::move(prestarted->worker)
+                       : start_candidate(zygote, session, scratch,
+                                         candidate_context(settings, session, scratch), context.on_gpu);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
+  verdict.stage(StageName::compile).details["candidate_worker"] =
+      prestarted                             ? "started while the judge loaded the problem"
+      : zygote != nullptr && !zygote->lost() ? "forked from the warm zygote"
+                                             : "started after the judge loaded the problem";
   context.candidate = &candidate;
   const bool reached_timing =
       counting_gpu_wait(context, StageName::compile, [&] { return run_compile_stage(context, init.body); }) &&
@@ -485,8 +523,9 @@ void finish_verdict(Verdict& verdict, const EvalSettings& settings, Clock::time_
 // Screens the candidate, then runs the worker stages in the session `with_session` gives (asked for
 // only when they are reached).
 Verdict evaluate_until_session(const EvalSettings& settings,
-                               const std::function<ProblemSession&()>& with_session, runner::GpuGate* gate,
-                               runner::CandidateZygote* zygote, EvalObserver* observer) {
+                               const std::function<ProblemSession&(const std::string& code)>& with_session,
+                               runner::GpuGate* gate, runner::CandidateZygote* zygote, EvalObserver* observer,
+                               std::optional<PrestartedCandidate>* prestarted = nullptr) {
   const auto start = Clock::now();
   Verdict verdict = new_verdict(settings);
   try {
@@ -495,7 +534,9 @@ Verdict evaluate_until_session(const EvalSettings& settings,
         observer->progress(StageName::compile,
                            "starting the judge: loading the problem, building its inputs");
       }
-      run_worker_stages(settings, verdict, *code, with_session(), gate, zygote, observer);
+      auto& session = with_session(*code);
+      run_worker_stages(settings, verdict, *code, session, gate, zygote, observer,
+                        prestarted != nullptr ? std::move(*prestarted) : std::nullopt);
     }
   } catch (const std::exception& exc) {
     verdict.outcome = Outcome::error;
@@ -509,8 +550,12 @@ Verdict evaluate_until_session(const EvalSettings& settings,
 
 Verdict evaluate(const EvalSettings& settings, EvalObserver* observer) {
   std::optional<ProblemSession> session;
-  return evaluate_until_session(
-      settings, [&]() -> ProblemSession& { return session.emplace(settings); }, nullptr, nullptr, observer);
+  std::optional<PrestartedCandidate> prestarted;  // declared after the session: stopped before its judge
+  const auto start_session = [&](const std::string& code) -> ProblemSession& {
+    return session.emplace(settings,
+                           [&](ProblemSession& started) { prestarted.emplace(settings, started, code); });
+  };
+  return evaluate_until_session(settings, start_session, nullptr, nullptr, observer, &prestarted);
 }
 
 std::string unreadable_input(const EvalSettings& settings) {
@@ -539,7 +584,7 @@ std::optional<Verdict> screen(const EvalSettings& settings) {
 Verdict evaluate_in_session(const EvalSettings& settings, ProblemSession& session, runner::GpuGate* gate,
                             runner::CandidateZygote* zygote) {
   return evaluate_until_session(
-      settings, [&]() -> ProblemSession& { return session; }, gate, zygote, nullptr);
+      settings, [&](const std::string&) -> ProblemSession& { return session; }, gate, zygote, nullptr);
 }
 
 }  // namespace kforge::verify

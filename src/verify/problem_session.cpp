@@ -22,10 +22,10 @@ std::chrono::milliseconds load_timeout(const EvalSettings& settings) {
 
 }  // namespace
 
-ProblemSession::ProblemSession(const EvalSettings& settings)
+ProblemSession::ProblemSession(const EvalSettings& settings, const WhileLoading& while_loading)
     : problem_path_(fs::absolute(settings.problem_path)) {
   try {
-    start(settings);
+    start(settings, while_loading);
   } catch (const std::exception& error) {
     load_error_ = EvaluationError{"environment", error.what()};
   }
@@ -48,7 +48,7 @@ std::string ProblemSession::key_of(const EvalSettings& settings) {
       .dump();
 }
 
-void ProblemSession::start(const EvalSettings& settings) {
+void ProblemSession::start(const EvalSettings& settings, const WhileLoading& while_loading) {
   python_ = runner::find_python_environment(settings.python);
   scratch_.emplace(runner::ScratchSpace::create());
   // "auto" on a machine without a GPU is the CPU too: the judge then needs the interpreter (a Triton
@@ -61,6 +61,12 @@ void ProblemSession::start(const EvalSettings& settings) {
           : runner::make_sandboxed_judge_launch(*python_, scratch_->directory(), cpu_requested,
                                                 problem_path_.parent_path(), scratch_->transfer_directory(),
                                                 settings.timeout_s)));
+  if (while_loading) {
+    try {
+      while_loading(*this);
+    } catch (const std::exception&) {  // the caller does its work after the load instead
+    }
+  }
   load_request_ = {{"op", "load"},
                    {"device", settings.device},
                    {"problem_path", problem_path_.string()},

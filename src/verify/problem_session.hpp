@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,8 +32,13 @@ namespace kforge::verify {
 // dies marks the session lost: the scheduler replaces it and retries the evaluation.
 class ProblemSession {
  public:
+  // Called once the judge's process has started and before it loads the problem (Python, torch, the
+  // problem's inputs: seconds): a single evaluation starts its candidate's worker there, so the two
+  // start-ups overlap. What it throws is ignored.
+  using WhileLoading = std::function<void(ProblemSession&)>;
+
   // Starts the judge and loads the problem. Never throws: a failure is kept in load_error().
-  explicit ProblemSession(const EvalSettings& settings);
+  explicit ProblemSession(const EvalSettings& settings, const WhileLoading& while_loading = nullptr);
   ProblemSession(const ProblemSession&) = delete;
   ProblemSession& operator=(const ProblemSession&) = delete;
   ProblemSession(ProblemSession&&) = delete;
@@ -79,7 +85,7 @@ class ProblemSession {
   std::uint64_t baseline_version() const;
 
  private:
-  void start(const EvalSettings& settings);
+  void start(const EvalSettings& settings, const WhileLoading& while_loading);
 
   std::filesystem::path problem_path_;
   std::optional<runner::PythonEnvironment> python_;

@@ -86,3 +86,13 @@ def test_candidate_verdict(case: dict[str, Any], verdicts: dict[str, Any]) -> No
 def test_manifest_covers_the_failure_kinds() -> None:
     stages = {case["expect_stage"] for case in MANIFEST if case["expect_status"] == "failed"}
     assert {"extract", "static", "compile", "correctness"} <= stages
+
+
+def test_a_batchs_candidates_are_forked_from_the_warm_zygote(verdicts: dict[str, Any]) -> None:
+    started = {
+        name: stage_of(verdict, "compile")["details"].get("candidate_worker")
+        for name, verdict in verdicts.items()
+        if "candidate_worker" in stage_of(verdict, "compile").get("details", {})
+    }
+    assert started, "no candidate reached its worker"
+    assert set(started.values()) == {"forked from the warm zygote"}, started

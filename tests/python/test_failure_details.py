@@ -80,6 +80,20 @@ def test_no_shared_memory_or_processes_left_behind() -> None:
     assert worker_processes() <= before_workers
 
 
+def test_the_candidate_worker_starts_while_the_judge_loads_and_goes_when_the_problem_fails(
+    tmp_path: Path,
+) -> None:
+    problem, candidate = candidate_for("wrong_values.py")
+    run = run_eval(problem, candidate, "--trials", "1", "--profile", "lenient")
+    assert run.stage("compile")["details"]["candidate_worker"] == "started while the judge loaded the problem"
+    before = worker_processes()
+    broken = tmp_path / "problem.py"
+    broken.write_text(problem.read_text() + "\nraise RuntimeError('the problem cannot be imported')\n")
+    failed = run_eval(broken, candidate, "--trials", "1", "--profile", "lenient")
+    assert failed.exit_code == 2 and "cannot be imported" in failed.verdict["error"]["message"]
+    assert worker_processes() <= before, "the worker started beside the judge must not outlive kforge"
+
+
 def test_input_mutation_is_rejected() -> None:
     problem, candidate = candidate_for("mutates_input.py")
     run = run_eval(problem, candidate, "--trials", "1")
