@@ -633,6 +633,7 @@ def main() -> None:
     faulthandler.enable()  # a native crash still prints the Python frames to the captured log
     worker = CandidateWorker()
     protocol.serve(worker.handlers(), escaped_exception(worker.state.memory_cap))
+    protocol.exit_after_serving()
 
 
 if __name__ == "__main__":

@@ -1121,6 +1121,7 @@ def _same_value(a: Any, b: Any) -> bool:
 def main() -> None:
     judge = Judge()
     protocol.serve(judge.handlers(), protocol.internal_error)
+    protocol.exit_after_serving()
 
 
 if __name__ == "__main__":
