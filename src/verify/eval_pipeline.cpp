@@ -348,7 +348,7 @@ runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const Pro
 
 // Writes the candidate's code where its worker imports it from; its path.
 fs::path write_candidate_code(const runner::ScratchSpace& scratch, const std::string& code) {
-  const fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
+  fs::path code_path = scratch.directory() / runner::kCandidateCodeFolder / "candidate.py";
   fs::create_directories(code_path.parent_path());
   std::ofstream(code_path, std::ios::binary) << code;
   return code_path;
