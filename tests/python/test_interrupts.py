@@ -150,7 +150,8 @@ def test_what_a_killed_run_left_is_swept_by_the_next_one(tmp_path: Path) -> None
     assert locks.exists(), "only kforge-<pid>-* folders are scratch"
 
 
-def test_serve_drains_on_sighup_too(tmp_path: Path) -> None:
+def listening_service(tmp_path: Path) -> subprocess.Popen[str]:
+    """`kforge serve` on the CPU, once it says it is listening."""
     process = subprocess.Popen(
         [str(kforge_binary()), "serve", "--port", "0", "--device", "cpu", "--no-store",
          "--problems-dir", str(tmp_path / "problems")],
@@ -161,22 +162,18 @@ def test_serve_drains_on_sighup_too(tmp_path: Path) -> None:
     while lines[-1] and "listening on" not in lines[-1]:  # a note on the token file comes first
         lines.append(process.stderr.readline())
     assert "listening on" in lines[-1], lines
+    return process
+
+
+def test_serve_drains_on_sighup_too(tmp_path: Path) -> None:
+    process = listening_service(tmp_path)
     process.send_signal(signal.SIGHUP)
     _, stderr = process.communicate(timeout=60)
     assert "SIGHUP received" in stderr and process.returncode == 0, stderr
 
 
 def test_a_fault_of_kforge_itself_says_where_and_keeps_its_exit_status(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [str(kforge_binary()), "serve", "--port", "0", "--device", "cpu", "--no-store",
-         "--problems-dir", str(tmp_path / "problems")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert process.stderr is not None
-    line = process.stderr.readline()
-    while line and "listening on" not in line:
-        line = process.stderr.readline()
-    assert "listening on" in line
+    process = listening_service(tmp_path)
     process.send_signal(signal.SIGSEGV)  # as a fault of its own would arrive
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == -signal.SIGSEGV, stderr
