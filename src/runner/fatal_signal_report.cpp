@@ -18,20 +18,17 @@ void write_text(const char* text) {
   [[maybe_unused]] const auto written = ::write(STDERR_FILENO, text, std::strlen(text));
 }
 
-// Only async-signal-safe calls: write(2), backtrace_symbols_fd, sigaction, raise.
+// Only async-signal-safe calls: write(2), backtrace_symbols_fd, raise.
 extern "C" void report_fatal_signal(int signal_number) {
   write_text("kforge: internal error: ");
-  write_text(sigabbrev_np(signal_number) != nullptr ? sigabbrev_np(signal_number) : "fatal signal");
+  const char* name = sigabbrev_np(signal_number);
+  write_text(name != nullptr ? name : "fatal signal");
   write_text(
       " (please report it with `kforge --version` and these addresses: addr2line -e kforge -f -C ...)\n");
   std::array<void*, 64> frames{};
   const int count = backtrace(frames.data(), static_cast<int>(frames.size()));
   backtrace_symbols_fd(frames.data(), count, STDERR_FILENO);
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  sigemptyset(&default_action.sa_mask);
-  sigaction(signal_number, &default_action, nullptr);
-  raise(signal_number);
+  raise(signal_number);  // SA_RESETHAND restored the default action on entry: this ends the process
 }
 
 }  // namespace
