@@ -90,7 +90,9 @@ void EvalContext::fail_evaluation(const std::string& kind, const std::string& me
 }
 
 void EvalContext::fail_judge(const std::string& message, const CallResult& call) const {
-  fail_evaluation(call.kind == "environment" ? "environment" : "problem", message);
+  // The machine's state and kforge's own defects keep their kind: neither is the problem's to fix.
+  const bool kept = call.kind == "environment" || call.kind == "internal";
+  fail_evaluation(kept ? call.kind : "problem", message);
 }
 
 }  // namespace kforge::verify

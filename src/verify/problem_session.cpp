@@ -91,7 +91,8 @@ void ProblemSession::start(const EvalSettings& settings, const WhileLoading& whi
             python_->interpreter.string(), load.message, trim_log(judge_->log_tail(), ""))};
     return;
   }
-  const std::string kind = load.kind == "environment" || load.kind == "usage" ? load.kind : "problem";
+  const bool kept = load.kind == "environment" || load.kind == "usage" || load.kind == "internal";
+  const std::string kind = kept ? load.kind : "problem";
   load_error_ = EvaluationError{kind, load.message};
 }
 

@@ -191,7 +191,14 @@ def problem_inputs(problem: ModuleType, device: torch.device) -> list[Any]:
 
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
     summary = exception_summary(exc, state.problem_path)
-    if state.device.type == "cuda" and is_out_of_memory(exc):  # the machine's limit, not a defect
+    if is_out_of_memory(exc) and state.device.type != "cuda":
+        return WorkerError(
+            "environment",
+            f"the machine ran out of memory in the problem's {stage}: run fewer evaluations at once (-j) "
+            f"or the problem at smaller sizes (--size); {summary['exception']}: {summary['message']}",
+            summary,
+        )
+    if is_out_of_memory(exc):  # the machine's limit, not a defect
         free, total = torch.cuda.mem_get_info(state.device)
         held = torch.cuda.memory_reserved(state.device)
         return WorkerError(
@@ -1118,9 +1125,24 @@ def _same_value(a: Any, b: Any) -> bool:
         return False
 
 
+def judge_exception(exc: BaseException) -> dict[str, Any]:
+    """An exception no handler turned into a verdict: running out of GPU memory (the CUDA context of a
+    judge starting on a GPU other processes filled, a driver allocation) is the machine's state, which a
+    later attempt may not meet; anything else is a defect of kforge's own worker code."""
+    if is_out_of_memory(exc):
+        summary = exception_summary(exc, "")
+        return protocol.error_response(
+            "environment",
+            "the GPU ran out of memory while the judge worked (other processes hold it): run fewer "
+            f"evaluations at once (-j) or free the GPU; {summary['exception']}: {summary['message']}",
+            summary,
+        )
+    return protocol.internal_error(exc)
+
+
 def main() -> None:
     judge = Judge()
-    protocol.serve(judge.handlers(), protocol.internal_error)
+    protocol.serve(judge.handlers(), judge_exception)
     protocol.exit_after_serving()
 
 
