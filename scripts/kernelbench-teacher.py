@@ -17,7 +17,8 @@ KernelBench/level<N>/<problem>.py (the public checkout, or a view of it). Per le
 4. a table: problems, captures, candidates, accepted, why the rest were not, kforge's speedup over
    eager beside do_bench's, and their ratio.
 Output: DIR/teacher.json and DIR/teacher.md. A level too long for one run goes on in the next with
---previous (the earlier --out): its results and do_bench rows are kept and those samples not run again.
+--previous (the earlier --out): its results and do_bench rows are kept and those samples not run again
+(its errors, out of GPU memory or a lost judge, are judged again).
 Standard library only; KFORGE_BIN and KFORGE_PYTHON as in
 scripts/false-positive-check.py.
 """
@@ -132,6 +133,8 @@ def merged(path: Path, earlier: dict[str, dict[str, Any]]) -> None:
 def judge(level: str, entries: list[dict[str, Any]], arguments: argparse.Namespace, out: Path) -> None:
     samples, results = out / f"{level}.samples.jsonl", out / f"{level}.results.jsonl"
     earlier = previous_rows(arguments, results.name, "sample_id")
+    # An earlier error (out of GPU memory, a lost judge) is the machine's or kforge's: judged again.
+    earlier = {key: row for key, row in earlier.items() if row.get("outcome") != "error"}
     members = [entry for entry in entries if entry.get("candidate") and entry["name"] not in earlier]
     samples.write_text(
         "".join(

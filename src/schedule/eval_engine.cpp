@@ -62,7 +62,8 @@ struct Assignment {
   QueuedJob item;
   ProblemQueue* queue;
   std::shared_ptr<SessionSlot> slot;
-  std::shared_ptr<verify::ProblemSession> evicted;  // an idle judge that made room: stopped unlocked
+  std::vector<std::shared_ptr<verify::ProblemSession>>
+      evicted;  // idle judges that made room (stopped unlocked)
 };
 
 struct ZygoteSlot {
@@ -76,7 +77,15 @@ struct DeviceState {
   runner::GpuMemoryBudget budget;
   ZygoteSlot zygote;
   std::size_t sessions = 0;  // judges alive on this device (guarded by the scheduling mutex)
+  std::size_t running = 0;   // evaluations in flight here (guarded by the scheduling mutex)
+  bool alone = false;        // a retry that runs with nothing beside it is in flight here
 };
+
+// A job retried because the machine failed it (out of GPU memory while other evaluations held it) runs
+// alone on its device: no other evaluation starts beside it, and idle judges are stopped first.
+constexpr const char* kAloneTag = "_alone";
+
+bool runs_alone(const QueuedJob& item) { return item.job.tags.value(kAloneTag, false); }
 
 // What one evaluation may use on the GPU: the candidate's capped share, its CUDA context and the judge's
 // working set (verify::evaluation_gpu_memory), plus the timing's input value sets. No load reply
@@ -91,6 +100,12 @@ std::uint64_t evaluation_memory(const nlohmann::json& load, bool reference_besid
          verify::timing_value_sets(footprint.input_bytes) * footprint.input_bytes;
 }
 
+std::string error_kind(const EvalOutcome& outcome) {
+  return outcome.verdict.contains("error") && outcome.verdict["error"].is_object()
+             ? outcome.verdict["error"].value("kind", "")
+             : "";
+}
+
 bool worth_retrying(const EvalOutcome& outcome) {
   if (outcome.verdict.value("outcome", "") != "error" || outcome.attempts >= kMaxAttempts) {
     return false;
@@ -98,7 +113,7 @@ bool worth_retrying(const EvalOutcome& outcome) {
   if (outcome.judge_lost) {
     return true;  // the judge died under this evaluation: a new judge gets one more try
   }
-  const auto kind = outcome.verdict.contains("error") ? outcome.verdict["error"].value("kind", "") : "";
+  const auto kind = error_kind(outcome);
   return kind != "usage" && kind != "problem";
 }
 
@@ -271,7 +286,7 @@ class EvalEngine::Impl {
 
   void work(const std::string& device) {
     while (auto assignment = next(device)) {
-      assignment->evicted.reset();  // stops the judge that made room, outside the lock
+      assignment->evicted.clear();  // stops the judges that made room, outside the lock
       const auto start = Clock::now();
       auto outcome = evaluate_or_report(*assignment, device);
       outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -288,12 +303,18 @@ class EvalEngine::Impl {
       if (queued_ == 0 && closing_) {
         return std::nullopt;
       }
-      for (std::size_t step = 0; queued_ > 0 && step < queues_.size(); ++step) {
+      const bool alone_waiting = std::ranges::any_of(
+          queues_, [](const auto& queue) { return !queue->jobs.empty() && runs_alone(queue->jobs.front()); });
+      // While a retry waits to run alone, no other evaluation starts; it starts once its device is idle.
+      for (std::size_t step = 0; queued_ > 0 && !state.alone && step < queues_.size(); ++step) {
         auto& queue = *queues_[(cursor_ + step) % queues_.size()];
-        if (queue.jobs.empty()) {
+        if (queue.jobs.empty() || (alone_waiting && (!runs_alone(queue.jobs.front()) || state.running > 0))) {
           continue;
         }
-        std::shared_ptr<verify::ProblemSession> evicted;
+        std::vector<std::shared_ptr<verify::ProblemSession>> evicted;
+        if (runs_alone(queue.jobs.front())) {
+          evict_every_idle(device, &queue, evicted);
+        }
         const auto found = queue.slots.find(device);
         auto slot = found == queue.slots.end() ? nullptr : found->second;
         if (!slot) {
@@ -307,6 +328,8 @@ class EvalEngine::Impl {
         cursor_ = (cursor_ + step + 1) % queues_.size();
         ++slot->running;
         ++running_;
+        ++state.running;
+        state.alone = runs_alone(queue.jobs.front());
         --queued_;
         Assignment assignment{std::move(queue.jobs.front()), &queue, slot, std::move(evicted)};
         queue.jobs.pop_front();
@@ -316,8 +339,25 @@ class EvalEngine::Impl {
     }
   }
 
+  // Called with the scheduling mutex held: frees every idle judge of this device but `keep`'s (a retry
+  // that runs alone gets the memory they held).
+  void evict_every_idle(const std::string& device, const ProblemQueue* keep,
+                        std::vector<std::shared_ptr<verify::ProblemSession>>& evicted) {
+    for (const auto& queue : queues_) {
+      const auto found = queue->slots.find(device);
+      if (queue.get() == keep || found == queue->slots.end() || found->second->running > 0 ||
+          !queue->jobs.empty()) {
+        continue;
+      }
+      evicted.push_back(std::move(found->second->session));
+      queue->slots.erase(found);
+      --devices_.at(device)->sessions;
+    }
+    prune();
+  }
+
   // Called with the scheduling mutex held: frees the least recently used idle judge of this device.
-  bool evict_idle(const std::string& device, std::shared_ptr<verify::ProblemSession>& evicted) {
+  bool evict_idle(const std::string& device, std::vector<std::shared_ptr<verify::ProblemSession>>& evicted) {
     ProblemQueue* oldest = nullptr;
     for (const auto& queue : queues_) {
       const auto found = queue->slots.find(device);
@@ -331,7 +371,7 @@ class EvalEngine::Impl {
     if (oldest == nullptr) {
       return false;
     }
-    evicted = std::move(oldest->slots.at(device)->session);
+    evicted.push_back(std::move(oldest->slots.at(device)->session));
     oldest->slots.erase(device);
     --devices_.at(device)->sessions;
     prune();
@@ -402,8 +442,12 @@ class EvalEngine::Impl {
     const auto verdict = verify::evaluate_in_session(job.settings, *session, gate, zygote.get());
     outcome.verdict = verify::to_json(verdict);
     outcome.judge_lost = session->lost() && !session->load_error();
-    if (outcome.judge_lost) {
-      count([](EngineCounters& counters) { ++counters.judge_restarts; });
+    // A problem that failed to load for want of GPU memory loads again when the job is retried.
+    const bool load_failed_on_machine = session->load_error() && session->load_error()->kind == "environment";
+    if (outcome.judge_lost || load_failed_on_machine) {
+      if (outcome.judge_lost) {
+        count([](EngineCounters& counters) { ++counters.judge_restarts; });
+      }
       const std::lock_guard lock(assignment.slot->mutex);
       if (assignment.slot->session == session) {
         assignment.slot->session.reset();  // the next job of this problem starts a new judge
@@ -436,6 +480,9 @@ class EvalEngine::Impl {
       auto& slot = *assignment.slot;
       --slot.running;
       --running_;
+      auto& state = *devices_.at(device);
+      --state.running;
+      state.alone = state.alone && !runs_alone(assignment.item);
       slot.last_used = Clock::now();
       retry = worth_retrying(outcome);
       if (retry) {
@@ -454,10 +501,12 @@ class EvalEngine::Impl {
     if (retry) {
       auto item = std::move(assignment.item);
       item.job.tags["_attempt"] = outcome.attempts;
+      item.job.tags[kAloneTag] = error_kind(outcome) == "environment";
       enqueue(std::move(item), true);
       return;
     }
     outcome.tags.erase("_attempt");
+    outcome.tags.erase(kAloneTag);
     deliver(assignment.item, std::move(outcome));
     changed_.notify_all();
     if (idle && !idle->lost()) {

@@ -162,3 +162,42 @@ def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(t
     assert lines["broken"]["outcome"] == "error"
     assert "a_module_that_does_not_exist" in lines["broken"]["summary"]
     assert lines["01_scaled_add"]["outcome"] == "accepted"
+
+
+def test_a_problem_the_machine_had_no_memory_for_loads_again_and_is_judged(tmp_path: Path) -> None:
+    """Out of memory while the judge loads is the machine's state, not the problem's: the job is retried
+    with a new judge (run alone on its device) instead of answering the cached load failure again."""
+    problems = tmp_path / "problems"
+    good = STARTER / "01_scaled_add"
+    for name in ("squeezed", good.name):
+        (problems / name).mkdir(parents=True)
+    (problems / good.name / "problem.py").write_text((good / "problem.py").read_text())
+    loads = tmp_path / "squeezed-loads.txt"
+    (problems / "squeezed" / "problem.py").write_text(
+        (good / "problem.py")
+        .read_text()
+        .replace(
+            "        super().__init__()\n",
+            "        super().__init__()\n"
+            f"        loads = __import__('pathlib').Path({str(loads)!r})\n"
+            "        first = not loads.exists()\n"
+            "        loads.write_text(loads.read_text() + 'x' if loads.exists() else 'x')\n"
+            "        if first:\n"
+            "            raise torch.OutOfMemoryError('no room for the model yet')\n",
+        )
+    )
+    solution = (good / "solution.py").read_text()
+    samples = tmp_path / "samples.jsonl"
+    write_samples(samples, [{"problem": name, "code": solution} for name in ("squeezed", good.name)])
+    results = tmp_path / "results.jsonl"
+    run = run_kforge(
+        "eval", "--suite", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
+        "--no-store", "--results", str(results), "-j", "2", timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = {line["problem"]: line for line in read_results(results)}
+    assert lines["squeezed"]["outcome"] == "accepted", lines["squeezed"]["summary"]
+    assert lines["squeezed"]["attempts"] == 2
+    assert len(loads.read_text()) >= 2  # a second judge built the model again (and its generalisation)
+    assert lines["01_scaled_add"]["outcome"] == "accepted"
+    assert lines["01_scaled_add"]["attempts"] == 1
