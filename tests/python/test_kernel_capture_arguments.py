@@ -13,7 +13,13 @@ import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
 
-from kforge.worker.kernel_capture import CaptureError, call_signature, describe_argument, ordered_arguments
+from kforge.worker.kernel_capture import (
+    CaptureError,
+    call_signature,
+    describe_argument,
+    ordered_arguments,
+    written_arguments,
+)
 from kforge.worker.timed_outputs import cloned, tensors_in
 from kforge.worker.values import decode, encode
 
@@ -178,3 +184,16 @@ def test_private_copies_of_a_sequence_argument_hold_copies_of_its_tensors() -> N
     copy[0].fill_(5.0)
     assert torch.equal(parts[0], torch.zeros(2))
     assert [tensor.data_ptr() for tensor in tensors_in([copy])] == [t.data_ptr() for t in copy]
+
+
+def test_an_output_argument_handed_back_counts_as_written_even_when_its_bytes_did_not_change() -> None:
+    """isfinite-style wrappers: `out0` comes in as torch.empty memory that may already read True, is filled
+    with True and returned. Its bytes are the same before and after; that it came back says it was written."""
+    x, untouched, out = torch.randn(8), torch.randn(8), torch.ones(8, dtype=torch.bool)
+    arguments = [x, untouched, out]
+    before = [value.clone() for value in arguments]
+    assert written_arguments(arguments, before, out) == [2]
+    assert written_arguments(arguments, before, (out[:4], None)) == [2]  # a view of it, inside a tuple
+    assert written_arguments(arguments, before, None) == []  # nothing changed, nothing returned
+    untouched.add_(1)
+    assert written_arguments(arguments, before, torch.empty(0)) == [1]  # changed bytes, as before

@@ -39,6 +39,7 @@ from kforge.worker.answers import StagedError, write_answer
 from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
 from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
+from kforge.worker.timed_outputs import tensors_in
 from kforge.worker.values import is_triton_dtype
 
 DTYPES = {
@@ -401,6 +402,21 @@ def ordered_arguments(
     return ordered, keywords
 
 
+def written_arguments(arguments: list[Any], before: list[Any], result: Any) -> list[int]:
+    """The tensor arguments the call wrote: those whose bytes changed, and those it returned (or a view of
+    them). A written output can hold what it held before (an all-True bool output over memory that
+    already read True), so an argument handed back as a result counts as written whatever its bytes."""
+    returned = {tensor.untyped_storage().data_ptr() for tensor in tensors_in(result) if tensor.numel() > 0}
+    handed_back = {
+        index
+        for index, value in enumerate(arguments)
+        if isinstance(value, torch.Tensor)
+        and value.numel() > 0
+        and value.untyped_storage().data_ptr() in returned
+    }
+    return sorted(set(mutated_inputs(arguments, before)) | handed_back)
+
+
 @dataclass
 class RecordedCall:
     index: int  # which call of the test block (from 0)
@@ -427,7 +443,8 @@ class CallRecorder:
             return self.wrapper(*args, **kwargs)
         before = _copies(arguments)
         result = self.wrapper(*args, **kwargs)
-        self.kept = RecordedCall(index, before, mutated_inputs(arguments, before), result is None, keywords)
+        written = written_arguments(arguments, before, result)
+        self.kept = RecordedCall(index, before, written, result is None, keywords)
         return result
 
     def _keeps(self, index: int, arguments: list[Any]) -> bool:
@@ -519,7 +536,8 @@ def probe(problem_path: Path, entry: str, small: bool, sizes: dict[str, str], se
         result = call(wrapper, arguments)
     except Exception as failure:  # noqa: BLE001 - the wrapper's own error: the verdict will say it again
         raise CaptureError("probe", f"the wrapper failed: {type(failure).__name__}: {failure}") from None
-    return {"entry": entry, "writes": mutated_inputs(arguments, before), "returns_none": result is None}
+    written = written_arguments(arguments, before, result)
+    return {"entry": entry, "writes": written, "returns_none": result is None}
 
 
 def main(argv: list[str] | None = None) -> int:
