@@ -137,6 +137,7 @@ nlohmann::json tritonbench_row_json(const TritonBenchRow& row) {
           {"seconds", row.seconds},
           {"efficiency", optional_number(row.efficiency)},
           {"verdict_error", row.verdict_error},
+          {"notes", row.notes},
           {"verdict", row.verdict}};
 }
 
@@ -187,6 +188,9 @@ std::string render_tritonbench_report(const std::vector<TritonBenchRow>& rows, c
     const auto& why = !row.call ? row.call_error : !row.exec ? row.exec_reason : std::string();
     if (!why.empty()) {
       text += fmt::format("      {}\n", why.substr(0, 300));
+    }
+    for (const auto& note : row.notes) {
+      text += fmt::format("      note: {}\n", note.substr(0, 300));
     }
   }
   const auto metrics = tritonbench_metrics(rows);

@@ -24,6 +24,7 @@ struct TritonBenchRow {
   nlohmann::json verdict;                 // kforge's verdict document, or null when none could be made
   std::string verdict_error;              // why there is no verdict
   std::optional<double> efficiency;       // fraction of this GPU's measured roofline (profile with ncu)
+  std::vector<std::string> notes;         // what the reader should know about how it was judged
 };
 
 // TritonBench's metrics as its paper defines them, over all answers: call and execution accuracy;

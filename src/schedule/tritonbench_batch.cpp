@@ -46,6 +46,9 @@ struct GoldPass {
   std::map<int, std::string> keywords;  // inputs the wrapper takes by name
   problem::WrapperResult result = problem::WrapperResult::kUnlessNone;
   std::string problem_error;  // why no reference problem could be made
+  // The gold's test block failed with kforge's poisoned allocations and passed without: it reads memory
+  // it never wrote. Its answers are then run unpoisoned too; this is how the poisoned run failed.
+  std::optional<std::string> reads_unwritten;
   double seconds = 0.0;
 };
 
@@ -124,6 +127,13 @@ class TritonBenchBatch {
     std::optional<EvalJob> job;
     try {
       const auto& gold = gold_pass(item, runner, row);
+      if (gold.reads_unwritten) {
+        row.notes.push_back(fmt::format(
+            "the gold's test block reads memory it never wrote (torch.empty): with kforge's poisoned "
+            "allocations it fails ({}), so it and this answer ran without poisoning; its values depend on "
+            "what that memory held",
+            *gold.reads_unwritten));
+      }
       const auto code = call_answer(index, item, gold, runner, row);
       job = verdict_job(index, item, gold, code, row);
     } catch (const std::exception& error) {
@@ -174,11 +184,23 @@ class TritonBenchBatch {
     fs::create_directories(module_folder);
     auto arguments = run_arguments(fs::absolute(item.gold_file), module_folder);
     arguments.emplace_back("--capture");
-    const auto result = run_holding_gate(runner, [&](runner::ProgramPause* pause) {
-      return runner.run_trusted("tritonbench_run", folder, arguments, module_folder / "result.json",
-                                settings_.base.timeout_s, pause);
-    });
+    const auto run = [&] {
+      return run_holding_gate(runner, [&](runner::ProgramPause* pause) {
+        return runner.run_trusted("tritonbench_run", folder, arguments, module_folder / "result.json",
+                                  settings_.base.timeout_s, pause);
+      });
+    };
+    auto result = run();
     GoldPass gold;
+    if (result.answer && !result.answer->value("ok", false)) {  // failed, not timed out: poison-sensitive?
+      const auto poisoned_failure = failure_text(result);
+      arguments.emplace_back("--no-poison");
+      auto unpoisoned = run();
+      if (unpoisoned.answer && unpoisoned.answer->value("ok", false)) {
+        gold.reads_unwritten = poisoned_failure;
+        result = std::move(unpoisoned);
+      }
+    }
     gold.ok = result.answer && result.answer->value("ok", false);
     gold.error = gold.ok ? "" : "the gold file's own test block fails: " + failure_text(result);
     gold.stdout_text = gold.ok ? result.answer->value("stdout", "") : "";
@@ -249,6 +271,9 @@ class TritonBenchBatch {
     auto arguments = run_arguments(file, module_folder);
     if (settings_.channel == problem::TritonBenchChannel::G) {
       arguments.emplace_back("--keep-imports-and-functions");
+    }
+    if (gold.reads_unwritten) {  // run as the gold had to be
+      arguments.emplace_back("--no-poison");
     }
     const runner::CandidateSandboxContext context{
         {}, settings_.base.timeout_s, {item.gold_file, settings_.checkout}, {}};

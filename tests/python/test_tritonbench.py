@@ -341,6 +341,42 @@ def test_an_answer_right_on_the_captured_call_but_wrong_on_another_test_case_is_
     assert report["kforge"]["accepted_rate"] == 0
 
 
+# A gold whose test block reads memory it never wrote, as real ones do (an index buffer made with
+# torch.empty and never filled): under kforge's poisoned allocations the buffer reads INT32_MAX and the
+# test block's own check fails; left as the allocator gives it (64 MiB: fresh zero pages) it passes.
+GATHER_ROWS = SCALE_INTO.replace("scale_into", "gather_rows_scaled")
+
+GATHER_ROWS_TEST = """DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def test_gather_rows_scaled():
+    torch.manual_seed(0)
+    first = torch.empty(1 << 24, dtype=torch.int32, device=DEVICE)[:4]  # never written
+    assert int(first.max()) < 1000, "row index out of range"
+    x = torch.randn(1000, device=DEVICE)
+    out = torch.empty_like(x)
+    gather_rows_scaled(x, out, 0.5)
+    return {"test_case_1": out}
+
+
+result_gold = test_gather_rows_scaled()
+"""
+
+
+def test_a_gold_whose_test_block_reads_unwritten_memory_runs_unpoisoned_and_says_so(tmp_path: Path) -> None:
+    gold = tmp_path / "checkout" / "data" / "TritonBench_G_v1"
+    gold.mkdir(parents=True)
+    (gold / "gather_rows_scaled.py").write_text(GATHER_ROWS + SEPARATOR + "\n" + GATHER_ROWS_TEST)
+    code, report, err = tritonbench("--tritonbench", str(tmp_path / "checkout"), "--channel", "G")
+    assert code == 0, err
+    assert report is not None
+    (row,) = report["items"]
+    assert row["call"] and row["exec"], row
+    (note,) = row["notes"]
+    assert "reads memory it never wrote" in note and "row index out of range" in note, note
+    assert row["verdict"]["outcome"] == "accepted", row["verdict"]["summary"]
+
+
 def test_the_programs_run_in_warm_processes_and_give_what_fresh_ones_give() -> None:
     args = (
         "--tritonbench",

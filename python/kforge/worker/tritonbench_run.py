@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import sys
 import tempfile
@@ -169,7 +170,12 @@ class CapturedStdout:
 
 
 def run(
-    path: Path, values: Path, keep_imports_and_functions: bool, seed: int, capture: Capture | None = None
+    path: Path,
+    values: Path,
+    keep_imports_and_functions: bool,
+    seed: int,
+    capture: Capture | None = None,
+    poisoned: bool = True,
 ) -> dict[str, Any]:
     code, test_block, _ = split_test_block(path.read_text(errors="replace"))
     if not test_block:
@@ -189,7 +195,9 @@ def run(
     captured = (lambda: capture.answer()) if capture is not None else dict
     # Poisoned as the verdict's runs are: an element the gold leaves unwritten (a torch.empty output
     # filled in part) is NaN in the gold's values and in a right answer's alike, and compares equal.
-    with CapturedStdout() as stdout, uninitialized_memory_poisoned():
+    # Unpoisoned only where the gold's own test block needs it (it reads memory it never wrote).
+    poisoning = uninitialized_memory_poisoned() if poisoned else contextlib.nullcontext()
+    with CapturedStdout() as stdout, poisoning:
         try:
             namespace = run_module(runnable, code_part, test_block, seed, capture)
         except RunError as failure:
@@ -215,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--capture", action="store_true", help="record the wrapper: kernel mode's inputs")
     parser.add_argument("--entry", default=None, help="--capture: the wrapper (default: found)")
     parser.add_argument("--case", type=int, default=None, help="--capture: which call (default: largest)")
+    parser.add_argument(
+        "--no-poison", action="store_true", help="leave torch.empty memory as it is (a gold that reads it)"
+    )
     arguments = parser.parse_args(argv)
     capture = Capture(arguments.entry, arguments.case) if arguments.capture else None
     return write_answer(
@@ -225,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             arguments.keep_imports_and_functions,
             arguments.seed,
             capture,
+            poisoned=not arguments.no_poison,
         ),
         ok=False,
     )
