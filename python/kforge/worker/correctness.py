@@ -222,6 +222,7 @@ def variation_check(out: torch.Tensor, ref: torch.Tensor, bound: float | None = 
     ratio = math.sqrt(error_square) / spread
     return {
         "variation": "checked",
+        "reference_spread": _finite(spread),
         "rel_variation_error": _finite(ratio),
         "variation_bound": limit,
         "variation_passed": ratio <= limit,

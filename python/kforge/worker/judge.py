@@ -16,7 +16,15 @@ from typing import Any
 
 import torch
 
-from kforge.worker import argument_objects, correctness, generalisation, protocol, tf32_slack, values
+from kforge.worker import (
+    argument_objects,
+    correctness,
+    generalisation,
+    protocol,
+    rounding_slack,
+    tf32_slack,
+    values,
+)
 from kforge.worker.device_memory import is_out_of_memory
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
@@ -69,6 +77,13 @@ class Trial:
     pacing: dict[str, Pacing] = field(default_factory=dict)  # per baseline: the reference's host pace
     undefined: list[torch.Tensor | None] = field(default_factory=list)  # per output: left unwritten
     aliases: list[int | None] = field(default_factory=list)  # per output: the input the reference returned
+    source: Reference | None = None  # the cached reference the trial's inputs and outputs come from
+
+    def own_reference(self) -> Reference:
+        """The reference its inputs and outputs come from (value set 0 of its timed calls)."""
+        if self.source is not None:
+            return self.source
+        return Reference(self.reference_inputs, self.reference, self.reference_container, [], self.undefined)
 
 
 @dataclass
@@ -81,6 +96,10 @@ class Reference:
     float_dtypes: list[str]
     undefined: list[torch.Tensor | None]  # per output: the elements the reference leaves unwritten
     aliases: list[int | None] = field(default_factory=list)  # per output: the input it is a view of
+    rng: tuple[torch.Tensor, list[torch.Tensor]] | None = None  # the RNG state its forward started from
+    # Per output, its distance from the float64 run (rounding_slack), or why that was not measured;
+    # measured when a float32 output first fails its comparison on these inputs.
+    rounding: list[rounding_slack.RoundingSlack | None] | str | None = None
 
 
 @dataclass
@@ -517,7 +536,7 @@ class Judge:
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
         dtypes = _float_dtypes([*inputs, *outputs])
-        reference = Reference(inputs, outputs, container, dtypes, undefined, aliases)
+        reference = Reference(inputs, outputs, container, dtypes, undefined, aliases, rng)
         state.references.put(key, reference)
         return reference
 
@@ -638,7 +657,7 @@ class Judge:
         reference = self._reference(seed, bool(request.get("perturbed", True)))
         exporter = self._exporter(request)
         trial = Trial(exporter, [], [], reference.inputs, reference.outputs, reference.container)
-        trial.undefined, trial.aliases = reference.undefined, reference.aliases
+        trial.undefined, trial.aliases, trial.source = reference.undefined, reference.aliases, reference
 
         def export_and_remember(tensor: torch.Tensor) -> dict[str, Any]:
             descriptor = exporter.export(tensor)
@@ -670,7 +689,7 @@ class Judge:
             torch.cuda.synchronize(self.state.device)
         trial.pristine = tensors
         trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
-        trial.undefined, trial.aliases = fresh.undefined, fresh.aliases
+        trial.undefined, trial.aliases, trial.source = fresh.undefined, fresh.aliases, fresh
         trial.shadow = None
         return {"refreshed": True}
 
@@ -716,7 +735,7 @@ class Judge:
         for index, (encoded, ref) in enumerate(zip(encoded_outputs, trial.reference, strict=False)):
             undefined = _undefined_at(trial.undefined, index)
             report = self._aliasing_problem(index, encoded, trial.aliases)
-            report = report or self._compare_one(index, encoded, ref, importer, request, undefined)
+            report = report or self._compare_one(index, encoded, ref, importer, request, undefined, trial)
             if isinstance(encoded, dict) and encoded.get("aliases_input") is not None:
                 report["aliases_input"] = encoded["aliases_input"]  # passed through: no kernel computed it
             reports.append(report)
@@ -749,6 +768,7 @@ class Judge:
         importer: SharedTensorImporter,
         request: dict[str, Any],
         undefined: torch.Tensor | None = None,
+        trial: Trial | None = None,
     ) -> dict[str, Any]:
         if correctness.is_plain_value(ref):
             return _compare_plain_value(index, encoded, ref)
@@ -787,7 +807,70 @@ class Judge:
             report.update(shape=list(ref.shape), undefined_elements=int(undefined.sum().item()))
         if slack:
             report["tf32_slack"] = slack
+        numeric_failure = not report["passed"] and "reason" not in report
+        if numeric_failure and request.get("atol") is None and rounding_slack.applies_to(ref.dtype) and trial:
+            report = self._with_rounding_room(index, report, (out, ref, undefined), tolerance, trial)
         return report
+
+    def _with_rounding_room(
+        self,
+        index: int,
+        report: dict[str, Any],
+        compared: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None],
+        tolerance: correctness.Tolerance,
+        trial: Trial,
+    ) -> dict[str, Any]:
+        """A float32 output that failed, compared again with room for the reference's own rounding
+        (rounding_slack): its criteria widened by how far the reference is from its float64 run."""
+        measured = self._rounding(trial.source)
+        if isinstance(measured, str):
+            return {**report, "rounding_slack": f"not measured: {measured}"}
+        room = measured[index] if index < len(measured) else None
+        if room is None or room.max_abs == 0.0:
+            return report
+        out, ref, undefined = compared
+        if undefined is not None:
+            out, ref = correctness.defined_elements(out, ref, undefined)
+        again = correctness.compare_tensor(out, ref, rounding_slack.widened(tolerance, room))
+        variation = correctness.variation_check(out, ref)
+        if variation.get("variation") == "checked":
+            bound = rounding_slack.variation_bound(
+                variation["variation_bound"], room, variation["reference_spread"]
+            )
+            variation = correctness.variation_check(out, ref, bound)
+        again.update(variation)
+        if again["passed"] and not variation["variation_passed"]:
+            again.update(passed=False, check="output-variation")
+        kept = {key: report[key] for key in ("shape", "undefined_elements", "tf32_slack") if key in report}
+        return {**again, **kept, "rounding_slack": room.as_json()}
+
+    def _rounding(self, reference: Reference | None) -> list[rounding_slack.RoundingSlack | None] | str:
+        """The reference's distance from float64 on its own inputs, measured once per cached reference."""
+        if reference is None:
+            return "no reference to measure"
+        if reference.rounding is None:
+            reference.rounding = self._measure_rounding(reference)
+        return reference.rounding
+
+    def _measure_rounding(self, reference: Reference) -> list[rounding_slack.RoundingSlack | None] | str:
+        state = self.state
+        assert state.model is not None, "load first"
+        try:
+            exact_model = rounding_slack.float64_model(state.model)
+            exact_inputs = rounding_slack.in_float64(reference.inputs)
+            if reference.rng is not None:
+                _restore_rng_state(state.device, reference.rng)
+            # Poisoned: elements it leaves unwritten stay NaN, which the measurement skips.
+            with torch.no_grad(), uninitialized_memory_poisoned():
+                exact = correctness.flatten_outputs(exact_model(*exact_inputs))
+            if state.device.type == "cuda":
+                torch.cuda.synchronize(state.device)
+            return rounding_slack.measured(reference.outputs, exact)
+        except Exception as exc:  # noqa: BLE001 - a model that cannot run in float64 keeps the plain criteria
+            return f"the reference does not run in float64 ({type(exc).__name__}: {str(exc)[:200]})"
+        finally:
+            exact_model = exact_inputs = exact = None  # type: ignore[assignment]
+            release_device_memory(state.device)
 
     @classmethod
     def _failure_reason(cls, index: int, report: dict[str, Any]) -> str:
@@ -912,9 +995,7 @@ class Judge:
         whose shapes, dtypes or non-tensor arguments differ from the trial's are not used."""
         state = self.state
         trial = self._trial(request)
-        first = Reference(
-            trial.reference_inputs, trial.reference, trial.reference_container, [], trial.undefined
-        )
+        first = trial.own_reference()
         sets = [first]
         set_bytes = sum(v.nbytes for v in first.inputs if isinstance(v, torch.Tensor))
         budget = int(request.get("max_bytes", 0))
@@ -953,9 +1034,7 @@ class Judge:
         they ran on: the whole last output of each set (`slots`) and sampled elements of every timed
         call (`rows`, the set of each in `order`); and that no timing input or value set was modified."""
         trial = self._trial(request)
-        sets = trial.value_sets or [
-            Reference(trial.reference_inputs, trial.reference, trial.reference_container, [], trial.undefined)
-        ]
+        sets = trial.value_sets or [trial.own_reference()]
         importer = self._importer(request)
         try:
             failures, checks = self._check_timed_inputs(trial, sets, int(request.get("last_set", 0)))
@@ -968,7 +1047,7 @@ class Judge:
                 probe = Trial(
                     trial.exporter, [], [], reference.inputs, reference.outputs, reference.container
                 )
-                probe.undefined = reference.undefined
+                probe.undefined, probe.source = reference.undefined, reference
                 result = self._compare(probe, {**request, **slot}, importer)
                 failures += [
                     f"last timed output on value set {value_set}: {text}" for text in result["failures"]
@@ -1034,12 +1113,31 @@ class Judge:
                 [_undefined_at(sets[index].undefined, output) for index in order], positions, rows.shape
             )
             wrong = first_wrong_row(rows, expected, tolerance, ignored)
+            roundable = request.get("atol") is None and rounding_slack.applies_to(expected.dtype)
+            if wrong is not None and roundable:  # room for the reference's rounding, as in the trials
+                widened = self._timed_rounding_room(output, tolerance, [sets[index] for index in set(order)])
+                wrong = first_wrong_row(rows, expected, widened, ignored) if widened else wrong
             if wrong is not None:
                 failures.append(
                     f"output {output} of timed call {wrong + 1} of {len(order)} (value set {order[wrong]}) "
                     "differs from the reference at sampled elements"
                 )
         return failures
+
+    def _timed_rounding_room(
+        self, output: int, tolerance: correctness.Tolerance, sets: list[Reference]
+    ) -> correctness.Tolerance | None:
+        """The timed calls' tolerance with room for the reference's own rounding on every value set they
+        used, as the trials' comparison gives it (None where it cannot be measured)."""
+        rooms = []
+        for reference in sets:
+            measured = self._rounding(reference)
+            room = None if isinstance(measured, str) or output >= len(measured) else measured[output]
+            if room is None:
+                return None
+            rooms.append(room)
+        widest = max(rooms, key=lambda room: room.max_abs, default=None)
+        return rounding_slack.widened(tolerance, widest) if widest is not None else None
 
 
 def _nondeterminism_message(
