@@ -188,12 +188,23 @@ def test_private_copies_of_a_sequence_argument_hold_copies_of_its_tensors() -> N
 
 def test_an_output_argument_handed_back_counts_as_written_even_when_its_bytes_did_not_change() -> None:
     """isfinite-style wrappers: `out0` comes in as torch.empty memory that may already read True, is filled
-    with True and returned. Its bytes are the same before and after; that it came back says it was written."""
+    with True and returned. Its bytes are the same before and after; a second call on copies, with out0
+    flipped, shows the write. An input returned as it came in (a pass-through) is not written."""
     x, untouched, out = torch.randn(8), torch.randn(8), torch.ones(8, dtype=torch.bool)
+
+    def isfinite_into(x: torch.Tensor, untouched: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        out.copy_(torch.isfinite(x))
+        return out
+
+    def call_again(fills: dict[int, torch.Tensor]) -> None:
+        isfinite_into(*[fills.get(i, value.clone()) for i, value in enumerate(arguments)])
+
     arguments = [x, untouched, out]
     before = [value.clone() for value in arguments]
-    assert written_arguments(arguments, before, out) == [2]
-    assert written_arguments(arguments, before, (out[:4], None)) == [2]  # a view of it, inside a tuple
-    assert written_arguments(arguments, before, None) == []  # nothing changed, nothing returned
+    isfinite_into(*arguments)
+    assert written_arguments(arguments, before, out, call_again) == [2]
+    assert written_arguments(arguments, before, (out[:4], None), call_again) == [2]  # a view, in a tuple
+    assert written_arguments(arguments, before, (x, untouched), call_again) == []  # pass-throughs
+    assert written_arguments(arguments, before, out) == []  # no second call: no evidence of the write
     untouched.add_(1)
-    assert written_arguments(arguments, before, torch.empty(0)) == [1]  # changed bytes, as before
+    assert written_arguments(arguments, before, None, call_again) == [1]  # changed bytes, as before

@@ -39,7 +39,7 @@ from kforge.worker.answers import StagedError, write_answer
 from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
 from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
-from kforge.worker.timed_outputs import tensors_in
+from kforge.worker.timed_outputs import cloned, tensors_in
 from kforge.worker.values import is_triton_dtype
 
 DTYPES = {
@@ -402,19 +402,56 @@ def ordered_arguments(
     return ordered, keywords
 
 
-def written_arguments(arguments: list[Any], before: list[Any], result: Any) -> list[int]:
-    """The tensor arguments the call wrote: those whose bytes changed, and those it returned (or a view of
-    them). A written output can hold what it held before (an all-True bool output over memory that
-    already read True), so an argument handed back as a result counts as written whatever its bytes."""
+CallAgain = Callable[[dict[int, torch.Tensor]], None]
+
+
+def written_arguments(
+    arguments: list[Any], before: list[Any], result: Any, call_again: CallAgain | None = None
+) -> list[int]:
+    """The tensor arguments the call wrote: those whose bytes changed, and those it handed back as its
+    result (or a view of them) whose bytes did not change but that a second call on copies overwrites.
+    A written output can hold what it held before (an all-True bool output over memory that already read
+    True); an argument returned as it came in (a pass-through) is read, not written. `call_again` calls
+    the wrapper once more on private copies of the arguments, with the given ones replaced."""
+    changed = mutated_inputs(arguments, before)
     returned = {tensor.untyped_storage().data_ptr() for tensor in tensors_in(result) if tensor.numel() > 0}
-    handed_back = {
+    unchanged_but_returned = [
         index
         for index, value in enumerate(arguments)
-        if isinstance(value, torch.Tensor)
+        if index not in changed
+        and isinstance(value, torch.Tensor)
         and value.numel() > 0
         and value.untyped_storage().data_ptr() in returned
+    ]
+    if not unchanged_but_returned or call_again is None:
+        return changed
+    return sorted({*changed, *overwritten(arguments, unchanged_but_returned, call_again)})
+
+
+def _sentinel(tensor: torch.Tensor) -> torch.Tensor | None:
+    """A copy holding values unlike the tensor's own (flipped bools, NaN floats); None for integers, which
+    may be indices a kernel reads (an arbitrary value there could fault)."""
+    if tensor.dtype == torch.bool:
+        return ~tensor
+    if tensor.is_floating_point() or tensor.is_complex():
+        return torch.full_like(tensor, float("nan"))
+    return None
+
+
+def overwritten(arguments: list[Any], indices: list[int], call_again: CallAgain) -> list[int]:
+    """Which of these arguments a second call writes: each starts as a sentinel copy, and is written where
+    its bytes are no longer the sentinel's. A second call that fails counts as no write."""
+    sentinels = {
+        index: sentinel for index in indices if (sentinel := _sentinel(arguments[index])) is not None
     }
-    return sorted(set(mutated_inputs(arguments, before)) | handed_back)
+    fills = {index: sentinel.clone() for index, sentinel in sentinels.items()}
+    if not fills:
+        return []
+    try:
+        call_again(fills)
+    except Exception:  # noqa: BLE001 - the wrapper on its own copies: no evidence of a write
+        return []
+    return [index for index in fills if mutated_inputs([fills[index]], [sentinels[index]])]
 
 
 @dataclass
@@ -443,7 +480,16 @@ class CallRecorder:
             return self.wrapper(*args, **kwargs)
         before = _copies(arguments)
         result = self.wrapper(*args, **kwargs)
-        written = written_arguments(arguments, before, result)
+
+        def call_again(fills: dict[int, torch.Tensor]) -> None:
+            replaced = {id(arguments[i]): fill for i, fill in fills.items()}
+
+            def swap(value: Any) -> Any:
+                return replaced[id(value)] if id(value) in replaced else cloned([value])[0]
+
+            self.wrapper(*[swap(value) for value in args], **{k: swap(v) for k, v in kwargs.items()})
+
+        written = written_arguments(arguments, before, result, call_again)
         self.kept = RecordedCall(index, before, written, result is None, keywords)
         return result
 
@@ -536,7 +582,11 @@ def probe(problem_path: Path, entry: str, small: bool, sizes: dict[str, str], se
         result = call(wrapper, arguments)
     except Exception as failure:  # noqa: BLE001 - the wrapper's own error: the verdict will say it again
         raise CaptureError("probe", f"the wrapper failed: {type(failure).__name__}: {failure}") from None
-    written = written_arguments(arguments, before, result)
+
+    def call_again(fills: dict[int, torch.Tensor]) -> None:
+        call(wrapper, [fills.get(i, value) for i, value in enumerate(cloned(arguments))])
+
+    written = written_arguments(arguments, before, result, call_again)
     return {"entry": entry, "writes": written, "returns_none": result is None}
 
 
