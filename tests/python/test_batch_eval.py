@@ -142,23 +142,28 @@ def test_bench_suite_reports_validity(tmp_path: Path) -> None:
     assert report["valid"] is False and report["accepted"] == 1 and report["problems"] == 2
 
 
-def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
+def judge_beside_scaled_add(tmp_path: Path, name: str, problem: str) -> dict[str, dict]:
+    """A suite of `problem` (as NAME) and the starter's 01_scaled_add, each judged on scaled_add's
+    solution in one batch on two evaluation slots; the result lines by problem."""
     problems = tmp_path / "problems"
-    (problems / "broken").mkdir(parents=True)
-    (problems / "broken" / "problem.py").write_text("import a_module_that_does_not_exist\n")
     good = STARTER / "01_scaled_add"
-    (problems / good.name).mkdir()
-    (problems / good.name / "problem.py").write_text((good / "problem.py").read_text())
+    for folder, text in ((name, problem), (good.name, (good / "problem.py").read_text())):
+        (problems / folder).mkdir(parents=True)
+        (problems / folder / "problem.py").write_text(text)
     solution = (good / "solution.py").read_text()
     samples = tmp_path / "samples.jsonl"
-    write_samples(samples, [{"problem": name, "code": solution} for name in ("broken", good.name)])
+    write_samples(samples, [{"problem": folder, "code": solution} for folder in (name, good.name)])
     results = tmp_path / "results.jsonl"
     run = run_kforge(
         "eval", "--suite", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
         "--no-store", "--results", str(results), "-j", "2", timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    lines = {line["problem"]: line for line in read_results(results)}
+    return {line["problem"]: line for line in read_results(results)}
+
+
+def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(tmp_path: Path) -> None:
+    lines = judge_beside_scaled_add(tmp_path, "broken", "import a_module_that_does_not_exist\n")
     assert lines["broken"]["outcome"] == "error"
     assert "a_module_that_does_not_exist" in lines["broken"]["summary"]
     assert lines["01_scaled_add"]["outcome"] == "accepted"
@@ -167,14 +172,9 @@ def test_a_problem_that_fails_to_load_gets_an_error_line_and_the_batch_goes_on(t
 def test_a_problem_the_machine_had_no_memory_for_loads_again_and_is_judged(tmp_path: Path) -> None:
     """Out of memory while the judge loads is the machine's state, not the problem's: the job is retried
     with a new judge (run alone on its device) instead of answering the cached load failure again."""
-    problems = tmp_path / "problems"
-    good = STARTER / "01_scaled_add"
-    for name in ("squeezed", good.name):
-        (problems / name).mkdir(parents=True)
-    (problems / good.name / "problem.py").write_text((good / "problem.py").read_text())
     loads = tmp_path / "squeezed-loads.txt"
-    (problems / "squeezed" / "problem.py").write_text(
-        (good / "problem.py")
+    squeezed = (
+        (STARTER / "01_scaled_add" / "problem.py")
         .read_text()
         .replace(
             "        super().__init__()\n",
@@ -186,16 +186,7 @@ def test_a_problem_the_machine_had_no_memory_for_loads_again_and_is_judged(tmp_p
             "            raise torch.OutOfMemoryError('no room for the model yet')\n",
         )
     )
-    solution = (good / "solution.py").read_text()
-    samples = tmp_path / "samples.jsonl"
-    write_samples(samples, [{"problem": name, "code": solution} for name in ("squeezed", good.name)])
-    results = tmp_path / "results.jsonl"
-    run = run_kforge(
-        "eval", "--suite", str(problems), "--samples", str(samples), "--device", "cpu", "--small",
-        "--no-store", "--results", str(results), "-j", "2", timeout=600,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    lines = {line["problem"]: line for line in read_results(results)}
+    lines = judge_beside_scaled_add(tmp_path, "squeezed", squeezed)
     assert lines["squeezed"]["outcome"] == "accepted", lines["squeezed"]["summary"]
     assert lines["squeezed"]["attempts"] == 2
     assert len(loads.read_text()) >= 2  # a second judge built the model again (and its generalisation)
