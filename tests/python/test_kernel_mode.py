@@ -204,7 +204,7 @@ def negate(x, scale=1):
 
 ######################################################################
 def test_negate():
-    return {"small": negate(torch.randn(100)), "large": negate(torch.rand(3000) * 4, scale=2)}
+    return {"small": negate(torch.randn(100)), "large": negate(torch.rand(300) * 4, scale=2)}
 
 
 result_gold = test_negate()
@@ -220,7 +220,7 @@ def test_inputs_can_come_from_the_files_own_test_block(tmp_path: Path) -> None:
     assert code == 0, err
     assert verdict is not None
     problem = Path(verdict["problem"]["path"]).read_text()
-    assert 'shape\\":[3000]' in problem  # the largest call, by default; keywords and defaults bound in order
+    assert 'shape\\":[300]' in problem  # the largest call, by default; keywords and defaults bound in order
     assert 'value\\":2}' in problem
     code, verdict, err = kernel_eval(
         "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--test-case", "0", "--no-small"
@@ -239,9 +239,9 @@ def test_a_test_block_that_cannot_give_inputs_is_an_error_that_says_why(tmp_path
         ): "ValueError: boom",
         TWO_CALLS.split("######")[0]: "has no test block",
         TWO_CALLS.replace("def negate(x, scale=1):", "def negate(x, **options):").replace(
-            "negate(torch.rand(3000) * 4, scale=2)", "negate(torch.rand(3000) * 4)"
+            "negate(torch.rand(300) * 4, scale=2)", "negate(torch.rand(300) * 4)"
         ): "through **kwargs",
-        TWO_CALLS.replace('"large": negate(torch.rand(3000) * 4, scale=2)', '"large": 2'): "",
+        TWO_CALLS.replace('"large": negate(torch.rand(300) * 4, scale=2)', '"large": 2'): "",
         # A test block that runs only as a script, as real files guard it, is run as one.
         TWO_CALLS.replace(
             "result_gold = test_negate()", 'if __name__ == "__main__":\n    result_gold = test_negate()'
