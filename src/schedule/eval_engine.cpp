@@ -62,8 +62,7 @@ struct Assignment {
   QueuedJob item;
   ProblemQueue* queue;
   std::shared_ptr<SessionSlot> slot;
-  std::vector<std::shared_ptr<verify::ProblemSession>>
-      evicted;  // idle judges that made room (stopped unlocked)
+  std::vector<std::shared_ptr<verify::ProblemSession>> evicted;  // idle judges stopped for room, unlocked
 };
 
 struct ZygoteSlot {

@@ -5,6 +5,7 @@ computes reference outputs, and compares what the candidate hands back. Run by t
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import time
@@ -97,6 +98,7 @@ class Reference:
     undefined: list[torch.Tensor | None]  # per output: the elements the reference leaves unwritten
     aliases: list[int | None] = field(default_factory=list)  # per output: the input it is a view of
     rng: tuple[torch.Tensor, list[torch.Tensor]] | None = None  # the RNG state its forward started from
+    at_defaults: bool = False  # computed with the model's perturbed tensors back at their defaults
     # Per output, its distance from the float64 run (rounding_slack), or why that was not measured;
     # measured when a float32 output first fails its comparison on these inputs.
     rounding: list[rounding_slack.RoundingSlack | None] | str | None = None
@@ -536,7 +538,7 @@ class Judge:
         except BaseException as exc:  # noqa: BLE001
             raise _problem_error("reference forward", exc, state) from None
         dtypes = _float_dtypes([*inputs, *outputs])
-        reference = Reference(inputs, outputs, container, dtypes, undefined, aliases, rng)
+        reference = Reference(inputs, outputs, container, dtypes, undefined, aliases, rng, not key[1])
         state.references.put(key, reference)
         return reference
 
@@ -856,7 +858,8 @@ class Judge:
         state = self.state
         assert state.model is not None, "load first"
         try:
-            exact_model = rounding_slack.float64_model(state.model)
+            with at_default(state.perturbed) if reference.at_defaults else contextlib.nullcontext():
+                exact_model = rounding_slack.float64_model(state.model)  # the parameters it ran with
             exact_inputs = rounding_slack.in_float64(reference.inputs)
             if reference.rng is not None:
                 _restore_rng_state(state.device, reference.rng)
