@@ -61,8 +61,15 @@ def test_the_reference_running_out_of_gpu_memory_is_the_machines_limit_not_a_pro
     assert error.kind == "environment"
     assert "1.00 GiB free of 80.00 GiB; the judge holds 30.00 GiB" in error.message
     assert _problem_error("reference forward", ValueError("bad shape"), state).kind == "problem"
+    # On the CPU the machine's RAM is the limit: torch's CPU allocator failing is the machine's too.
     on_cpu = JudgeState(device=torch.device("cpu"))
-    assert _problem_error("reference forward", torch.OutOfMemoryError("x"), on_cpu).kind == "problem"
+    try:
+        torch.empty(1 << 62, dtype=torch.uint8)
+    except RuntimeError as failure:
+        no_room = failure
+    error = _problem_error("reference forward", no_room, on_cpu)
+    assert error.kind == "environment" and "the machine ran out of memory" in error.message
+    assert _problem_error("reference forward", ValueError("bad shape"), on_cpu).kind == "problem"
 
 
 def test_an_escaped_out_of_memory_error_on_a_full_gpu_is_the_machines_not_the_candidates(

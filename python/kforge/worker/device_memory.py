@@ -23,12 +23,21 @@ def _gib(value: int) -> str:
 CUDA_ERROR_OUT_OF_MEMORY = 2
 
 
+# torch's CPU allocator failing (it raises a RuntimeError, not torch.OutOfMemoryError).
+CPU_ALLOCATOR_FAILURE = "DefaultCPUAllocator: can't allocate memory"
+
+
 def is_out_of_memory(exc: BaseException) -> bool:
-    """torch's allocator out of memory, or a CUDA driver call failing with CUDA_ERROR_OUT_OF_MEMORY
-    (kforge's own shared buffers are allocated through the driver)."""
+    """torch's allocator out of memory (a GPU's, or the CPU's), or a CUDA driver call failing with
+    CUDA_ERROR_OUT_OF_MEMORY (kforge's own shared buffers are allocated through the driver)."""
     if isinstance(exc, torch.OutOfMemoryError):
         return True
-    return f"CUDA error {CUDA_ERROR_OUT_OF_MEMORY} (" in str(exc) or "CUDA error: out of memory" in str(exc)
+    text = str(exc)
+    return (
+        f"CUDA error {CUDA_ERROR_OUT_OF_MEMORY} (" in text
+        or "CUDA error: out of memory" in text
+        or CPU_ALLOCATOR_FAILURE in text
+    )
 
 
 class DeviceMemoryCap:

@@ -26,7 +26,7 @@ from kforge.worker import (
     tf32_slack,
     values,
 )
-from kforge.worker.device_memory import is_out_of_memory
+from kforge.worker.device_memory import CPU_ALLOCATOR_FAILURE, is_out_of_memory
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import PerturbedTensor, at_default, perturb_model
 from kforge.worker.problem_sizes import apply_size_overrides
@@ -212,7 +212,7 @@ def problem_inputs(problem: ModuleType, device: torch.device) -> list[Any]:
 
 def _problem_error(stage: str, exc: BaseException, state: JudgeState) -> WorkerError:
     summary = exception_summary(exc, state.problem_path)
-    if is_out_of_memory(exc) and state.device.type != "cuda":
+    if is_out_of_memory(exc) and (state.device.type != "cuda" or CPU_ALLOCATOR_FAILURE in str(exc)):
         return WorkerError(
             "environment",
             f"the machine ran out of memory in the problem's {stage}: run fewer evaluations at once (-j) "
