@@ -90,6 +90,13 @@ def test_the_room_is_the_reference_distance_from_float64_and_never_shrinks() -> 
     # The variation bound grows with the reference's error, up to half its spread and never past it.
     assert rounding_slack.variation_bound(0.01, rounding_slack.RoundingSlack(1.0, 1.0), 100.0) == 0.04
     assert rounding_slack.variation_bound(0.01, rounding_slack.RoundingSlack(1.0, 50.0), 100.0) == 0.5
+    # Judged again from what the criterion measured: the ratio against the raised bound.
+    checked = {"variation": "checked", "reference_spread": 100.0, "rel_variation_error": 0.03}
+    checked.update(variation_bound=0.01, variation_passed=False)
+    again = rounding_slack.with_variation_room(checked, rounding_slack.RoundingSlack(1.0, 1.0))
+    assert again["variation_bound"] == 0.04 and again["variation_passed"]
+    skipped = {"variation": "skipped: exact dtype", "rel_variation_error": None, "variation_passed": True}
+    assert rounding_slack.with_variation_room(skipped, rounding_slack.RoundingSlack(1.0, 1.0)) == skipped
 
 
 def test_a_more_precise_honest_kernel_is_accepted_and_a_wrong_one_is_not(tmp_path: Path) -> None:

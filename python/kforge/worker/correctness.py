@@ -177,6 +177,16 @@ VARIATION_FLOOR_ULPS = 64.0
 MIN_VARIATION_ELEMENTS = 2
 
 
+# What variation_check adds to an output's report.
+VARIATION_KEYS = (
+    "variation",
+    "reference_spread",
+    "rel_variation_error",
+    "variation_bound",
+    "variation_passed",
+)
+
+
 def _epsilon(dtype: torch.dtype) -> float:
     if dtype.is_complex:
         dtype = torch.float64 if dtype == torch.complex128 else torch.float32

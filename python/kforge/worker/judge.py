@@ -172,11 +172,13 @@ def _float_dtypes(tensors: list[Any]) -> list[str]:
     )
 
 
-def _with_variation(report: dict[str, Any], out: torch.Tensor, ref: torch.Tensor) -> dict[str, Any]:
+def _with_variation(
+    report: dict[str, Any], out: torch.Tensor, ref: torch.Tensor, variation: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The elementwise report, with the relative-variation criterion applied to an output that passed
     it (check id `output-variation`): within atol is not enough when the reference varies less than
-    atol."""
-    variation = correctness.variation_check(out, ref)
+    atol. `variation`: the criterion's result already measured on these tensors."""
+    variation = variation if variation is not None else correctness.variation_check(out, ref)
     report.update(variation)
     if report["passed"] and not variation["variation_passed"]:
         report["passed"] = False
@@ -834,15 +836,8 @@ class Judge:
         if undefined is not None:
             out, ref = correctness.defined_elements(out, ref, undefined)
         again = correctness.compare_tensor(out, ref, rounding_slack.widened(tolerance, room))
-        variation = correctness.variation_check(out, ref)
-        if variation.get("variation") == "checked":
-            bound = rounding_slack.variation_bound(
-                variation["variation_bound"], room, variation["reference_spread"]
-            )
-            variation = correctness.variation_check(out, ref, bound)
-        again.update(variation)
-        if again["passed"] and not variation["variation_passed"]:
-            again.update(passed=False, check="output-variation")
+        measured_variation = {key: report[key] for key in correctness.VARIATION_KEYS if key in report}
+        again = _with_variation(again, out, ref, rounding_slack.with_variation_room(measured_variation, room))
         kept = {key: report[key] for key in ("shape", "undefined_elements", "tf32_slack") if key in report}
         return {**again, **kept, "rounding_slack": room.as_json()}
 

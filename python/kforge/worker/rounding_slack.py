@@ -29,7 +29,8 @@ from kforge.worker.correctness import Tolerance, float64_chunks
 
 SLACK_FACTOR = 4.0  # the candidate's rounding adds to the reference's, in another order
 VARIATION_CAP = 0.5  # of the reference's spread: a constant output (ratio >= 1) never passes
-SLACK_DTYPES = (torch.float32, torch.complex64)
+# The dtypes given room, each with the wider dtype its reference is measured against.
+WIDER = {torch.float32: torch.float64, torch.complex64: torch.complex128}
 
 
 @dataclass(frozen=True)
@@ -44,17 +45,13 @@ class RoundingSlack:
 
 
 def applies_to(dtype: torch.dtype) -> bool:
-    return dtype in SLACK_DTYPES
+    return dtype in WIDER
 
 
 def in_float64(value: Any) -> Any:
     """The inputs with every float32 (complex64) tensor as float64 (complex128), nested sequences too."""
     if isinstance(value, torch.Tensor):
-        if value.dtype == torch.float32:
-            return value.to(torch.float64)
-        if value.dtype == torch.complex64:
-            return value.to(torch.complex128)
-        return value.clone()
+        return value.to(WIDER[value.dtype]) if applies_to(value.dtype) else value.clone()
     if isinstance(value, list | tuple):
         return type(value)(in_float64(item) for item in value)
     return value
@@ -71,12 +68,11 @@ def measured(reference: list[Any], exact: list[Any]) -> list[RoundingSlack | Non
     slack: list[RoundingSlack | None] = []
     for index, ref in enumerate(reference):
         other = exact[index] if index < len(exact) else None
-        wider = {torch.float32: torch.float64, torch.complex64: torch.complex128}
         if (
             not isinstance(ref, torch.Tensor)
             or not applies_to(ref.dtype)
             or not isinstance(other, torch.Tensor)
-            or other.dtype != wider[ref.dtype]
+            or other.dtype != WIDER[ref.dtype]
             or other.shape != ref.shape
             or ref.numel() == 0
         ):
@@ -102,3 +98,13 @@ def variation_bound(bound: float, slack: RoundingSlack, spread: float) -> float:
     if spread <= 0:
         return bound
     return max(bound, min(VARIATION_CAP, SLACK_FACTOR * slack.norm / spread))
+
+
+def with_variation_room(variation: dict[str, Any], slack: RoundingSlack) -> dict[str, Any]:
+    """correctness.variation_check's result judged again against the bound with room: the ratio and the
+    reference's spread it measured decide, without another pass over the tensors."""
+    if variation.get("variation") != "checked":
+        return variation
+    bound = variation_bound(variation["variation_bound"], slack, variation["reference_spread"])
+    passed = variation["rel_variation_error"] <= bound
+    return {**variation, "variation_bound": bound, "variation_passed": passed}
