@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, STARTER, run_kforge
+from conftest import REPO, STARTER, run_eval, run_kforge
 
 sys.path.insert(0, str(REPO / "python"))  # the rewrite is plain Python: tested in this process
 from kforge.train.inductor_standalone import (
@@ -248,3 +248,32 @@ def test_the_graphs_own_module_is_chosen_among_the_modules_autotuning_generated(
         graph_module([{"source": None}], [own, benchmark])
     with pytest.raises(CaptureError, match="ran 2 graph"):
         graph_module([{"source": own}, {"source": own}], [own])
+
+
+def test_parameters_of_numbered_children_are_read_through_get_submodule(tmp_path: Path) -> None:
+    # KernelBench's level-3 models keep their layers in nn.Sequential: state names like `layers.0.weight`
+    # are no attribute path (`self.layers.0` is a syntax error), so the rewrite reaches them by name.
+    record = capture(MATMUL)
+    for item in record["inputs"]:
+        if item["kind"] == "state":
+            item["name"] = item["name"].replace("linear.", "layers.0.")
+    source = (
+        problem_source(MATMUL)
+        .replace(
+            "self.linear = nn.Linear(in_features, out_features, dtype=torch.float16)",
+            "self.layers = nn.Sequential(nn.Linear(in_features, out_features, dtype=torch.float16))",
+        )
+        .replace("self.linear(x)", "self.layers(x)")
+    )
+    candidate = standalone_candidate(record, source)
+    assert "self.get_submodule('layers.0').weight" in candidate
+    assert "self.get_submodule('layers.0').bias" in candidate
+    problem = tmp_path / "problem.py"
+    problem.write_text(source)
+    (tmp_path / "candidate.py").write_text(candidate)
+    run = run_eval(problem, tmp_path / "candidate.py", "--no-generalisation")
+    assert run.verdict["outcome"] == "accepted", run.stdout[-3000:]
+
+    record["inputs"][0]["name"] = "layers.0.we-ight"
+    with pytest.raises(StandaloneError, match="not reachable as an attribute path"):
+        standalone_candidate(record, source)

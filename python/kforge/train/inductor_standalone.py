@@ -429,7 +429,12 @@ def launch_function(wrapper: ast.Module, kernels: dict[str, dict[str, Any]]) -> 
 
 
 def _state_expression(name: str) -> str:
-    return "self." + ".".join(name.split("."))
+    """`self.a.b` where every part is a name; containers' numbered children (`features.0.weight` of an
+    nn.Sequential) through get_submodule, which reaches any child by its state-dict path."""
+    *owner, leaf = name.split(".")
+    if all(part.isidentifier() for part in owner):
+        return "self." + name
+    return f"self.get_submodule({'.'.join(owner)!r}).{leaf}"
 
 
 def model_new_source(inputs: list[dict[str, Any]], outputs: dict[str, Any]) -> str:
@@ -460,7 +465,8 @@ def model_new_source(inputs: list[dict[str, Any]], outputs: dict[str, Any]) -> s
 
 def _state_names_valid(inputs: list[dict[str, Any]]) -> None:
     for item in inputs:
-        if item["kind"] == "state" and not all(part.isidentifier() for part in item["name"].split(".")):
+        parts = item["name"].split(".") if item["kind"] == "state" else ["_"]
+        if not parts[-1].isidentifier() or not all(part and part.isprintable() for part in parts):
             raise StandaloneError(f"parameter {item['name']!r} is not reachable as an attribute path")
 
 
