@@ -33,6 +33,26 @@ def test_any_constant_output_scores_at_least_one() -> None:
     assert correctness.variation_check(honest, ref)["variation_passed"]
 
 
+def test_an_output_that_varies_with_a_mean_dominated_reference_passes_within_rtol() -> None:
+    # A long sum of positive products: values near 1.3e5, spread a few hundred. Honest rounding of the sum
+    # (here 3e-5 of each value) is large next to the spread but the output still moves with the reference.
+    generator = torch.Generator().manual_seed(0)
+    ref = 131072.0 + 160.0 * torch.randn(256, 256, generator=generator, dtype=torch.float64)
+    honest = (ref * (1 + 3e-5 * torch.randn(256, 256, generator=generator, dtype=torch.float64))).float()
+    ref = ref.float()
+    strict = correctness.variation_check(honest, ref)
+    assert strict["rel_variation_error"] > strict["variation_bound"] and not strict["variation_passed"]
+    report = correctness.variation_check(honest, ref, rtol=1e-4)
+    assert report["variation_follows"] and report["variation_passed"]
+    assert abs(report["variation_slope"] - 1.0) < 1e-3
+    constant = torch.full_like(ref, float(ref.mean()))
+    assert not correctness.variation_check(constant, ref, rtol=1e-2)["variation_passed"], "slope 0"
+    partly = ref.clone()
+    partly[:32] = float(ref.mean())  # an eighth of the rows written with the mean
+    report = correctness.variation_check(partly, ref, rtol=1e-2)
+    assert abs(report["variation_slope"] - 0.875) < 0.05 and not report["variation_passed"]
+
+
 def test_degenerate_references_are_skipped_and_say_why() -> None:
     constant = torch.full((64,), 3.0)
     assert (

@@ -178,7 +178,8 @@ def _with_variation(
     """The elementwise report, with the relative-variation criterion applied to an output that passed
     it (check id `output-variation`): within atol is not enough when the reference varies less than
     atol. `variation`: the criterion's result already measured on these tensors."""
-    variation = variation if variation is not None else correctness.variation_check(out, ref)
+    if variation is None:
+        variation = correctness.variation_check(out, ref, rtol=report.get("rtol", 0.0))
     report.update(variation)
     if report["passed"] and not variation["variation_passed"]:
         report["passed"] = False
@@ -674,7 +675,17 @@ class Judge:
         if previous is not None:
             previous.exporter.release()
         state.trials[key] = trial
+        self._release_if_large(reference)
         return {"inputs": encoded, "input_dtypes": reference.float_dtypes}
+
+    def _release_if_large(self, reference: Reference) -> None:
+        """After a large reference was computed, its extra runs' temporaries (the determinism, unwritten
+        and TF32 runs, each as large as the outputs) go back to the device before the candidate's forward,
+        which runs in another process and cannot use the judge's free blocks."""
+        if self.state.device.type == "cuda" and (
+            _tensor_bytes([*reference.inputs, *reference.outputs]) >= LARGE_TRIAL_BYTES
+        ):
+            release_device_memory(self.state.device)
 
     def refresh_trial(self, request: dict[str, Any]) -> dict[str, Any]:
         """New values from a new seed, written into the same shared buffers the candidate holds: its
@@ -695,6 +706,7 @@ class Judge:
         trial.reference_inputs, trial.reference = fresh.inputs, fresh.outputs
         trial.undefined, trial.aliases, trial.source = fresh.undefined, fresh.aliases, fresh
         trial.shadow = None
+        self._release_if_large(fresh)
         return {"refreshed": True}
 
     def check_trial(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -877,7 +889,9 @@ class Judge:
                 f"output {index} is within atol={report['atol']:g} rtol={report['rtol']:g} of the reference "
                 f"but does not follow its variation: ||out - ref|| / ||ref - mean(ref)|| = "
                 f"{report['rel_variation_error']:.3g}, above {report['variation_bound']:g} for "
-                f"{report['dtype']} (a constant output scores at least 1)"
+                f"{report['dtype']} (a constant output scores at least 1), and it does not vary with it "
+                f"either (slope of out on ref {report['variation_slope']:.3g}, rel-L2 error "
+                f"{report['rel_l2_error']:.3g} against rtol {report['rtol']:g})"
             )
         return cls._mismatch_reason(index, report)
 

@@ -106,5 +106,5 @@ def with_variation_room(variation: dict[str, Any], slack: RoundingSlack) -> dict
     if variation.get("variation") != "checked":
         return variation
     bound = variation_bound(variation["variation_bound"], slack, variation["reference_spread"])
-    passed = variation["rel_variation_error"] <= bound
+    passed = variation["rel_variation_error"] <= bound or bool(variation.get("variation_follows"))
     return {**variation, "variation_bound": bound, "variation_passed": passed}
