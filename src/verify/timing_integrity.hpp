@@ -39,10 +39,10 @@ struct WallControl {
 // - input-attributes: attributes or a .grad left on the input tensors by timed calls;
 // - hidden-gpu-work: the profiler saw more GPU kernel time per forward than the timing events measured,
 //   or the timed calls' own back-to-back wall time (synchronised on every stream) far exceeds both their
-//   host enqueue time and their event time: work on streams the events do not cover (it would hide in
-//   the device sleep that precedes each sample). Unless the reference's own back-to-back calls (`control`)
-//   show the same unexplained time in the same rounds: then the GPU was busy with other processes' work,
-//   and the candidate is held only to what it adds beyond the reference's.
+//   host enqueue time and their event time in every timing round: work on streams the events do not cover (it
+//   would hide in the device sleep that precedes each sample). Unless the reference's own back-to-back calls
+//   (`control`) show the same unexplained time in the same rounds: then the GPU was busy with other
+//   processes' work, and the candidate is held only to what it adds beyond the reference's.
 std::vector<rules::Finding> timing_integrity_findings(const std::vector<TimedBatch>& batches,
                                                       const RuntimeEvidence& evidence,
                                                       double candidate_median_ms,

@@ -113,6 +113,26 @@ TEST(TimingIntegrity, OutsideWorkThatSlowsTheReferenceAlikeIsNotHeldAgainstTheCa
   EXPECT_NE(findings[0].message.find("the reference's calls in the same rounds"), std::string::npos);
 }
 
+// Outside work that overlaps some timing rounds only: one clean round shows the candidate adds nothing
+// (context_attn_nopad, 16 jobs on one H200: 0.545 ms back to back against 0.056 ms of events). Hidden
+// work lengthens every round.
+TEST(TimingIntegrity, OneCleanRoundClearsTheCandidateOfOutsideWork) {
+  auto contended = batch(50.0, {0.056, 0.056}, 2, 2);
+  contended.host_ms_per_call = 0.03;
+  contended.wall_ms_per_call = 0.545;
+  auto clean = contended;
+  clean.wall_ms_per_call = 0.06;
+  const auto evidence = gpu_evidence(1, 56.0);
+  EXPECT_EQ(timing_integrity_findings({contended, contended}, evidence, 0.056).size(), 1U);
+  EXPECT_TRUE(timing_integrity_findings({contended, clean, contended}, evidence, 0.056).empty());
+  auto hidden = clean;
+  hidden.wall_ms_per_call = 0.4;  // every round waits on work the events did not see
+  const auto findings = timing_integrity_findings({contended, hidden, hidden}, evidence, 0.056);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].rule_id, "hidden-gpu-work");
+  EXPECT_NE(findings[0].message.find("0.4 ms each"), std::string::npos) << findings[0].message;
+}
+
 TEST(TimingIntegrity, DeviceBoundCallsPassTheWallCheck) {
   auto timed = batch(500.0, {1.0, 1.0}, 2, 2);
   timed.host_ms_per_call = 0.02;
