@@ -104,15 +104,17 @@ TEST(GpuGate, TimingStartsAtOnceOnAnIdleGpu) {
   EXPECT_LT(use.waited(), 1s);
 }
 
-// Two threads keep the GPU in shared use with overlapping calls, so it never falls idle: a timing
-// request admits new shared users for its window, then closes the gate and gets in.
+// Four threads keep the GPU in shared use with overlapping calls, so it never falls idle (each holds
+// 40 ms, 10 ms apart: a gap needs a thread held up 30 ms, where two threads 10 ms apart fell idle on a
+// loaded CI machine): a timing request admits new shared users for its window, then closes the gate
+// and gets in.
 TEST(GpuGate, TimingRequestAdmitsSharedUsersForItsWindowThenCloses) {
   GpuGate gate(300ms);
   std::atomic<bool> stop{false};
   std::atomic<bool> requested{false};
   std::atomic<int> admitted_while_waiting{0};
   std::vector<std::thread> users;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 4; ++i) {
     users.emplace_back([&, i] {
       std::this_thread::sleep_for(i * 10ms);
       while (!stop) {
@@ -120,7 +122,7 @@ TEST(GpuGate, TimingRequestAdmitsSharedUsersForItsWindowThenCloses) {
         if (requested && !gate.exclusive_held()) {
           ++admitted_while_waiting;
         }
-        std::this_thread::sleep_for(20ms);
+        std::this_thread::sleep_for(40ms);
       }
     });
   }
