@@ -19,6 +19,7 @@ import torch
 
 from kforge.worker import (
     argument_objects,
+    autotune_room,
     correctness,
     generalisation,
     protocol,
@@ -824,7 +825,7 @@ class Judge:
         if slack:
             report["tf32_slack"] = slack
         numeric_failure = not report["passed"] and "reason" not in report
-        if numeric_failure and request.get("atol") is None and rounding_slack.applies_to(ref.dtype) and trial:
+        if numeric_failure and request.get("atol") is None and rounding_slack.roomable(ref.dtype) and trial:
             report = self._with_rounding_room(index, report, (out, ref, undefined), tolerance, trial)
         return report
 
@@ -836,8 +837,9 @@ class Judge:
         tolerance: correctness.Tolerance,
         trial: Trial,
     ) -> dict[str, Any]:
-        """A float32 output that failed, compared again with room for the reference's own rounding
-        (rounding_slack): its criteria widened by how far the reference is from its float64 run."""
+        """An output that failed, compared again with room for the reference's own variability: its
+        criteria widened by how far the reference is from its float64 run (rounding_slack, float32) and
+        from itself under its autotuners' other configs (autotune_room, any floating dtype)."""
         measured = self._rounding(trial.source)
         if isinstance(measured, str):
             return {**report, "rounding_slack": f"not measured: {measured}"}
@@ -854,7 +856,7 @@ class Judge:
         return {**again, **kept, "rounding_slack": room.as_json()}
 
     def _rounding(self, reference: Reference | None) -> list[rounding_slack.RoundingSlack | None] | str:
-        """The reference's distance from float64 on its own inputs, measured once per cached reference."""
+        """The reference's own variability on its inputs (_measure_rounding), once per cached reference."""
         if reference is None:
             return "no reference to measure"
         if reference.rounding is None:
@@ -862,6 +864,33 @@ class Judge:
         return reference.rounding
 
     def _measure_rounding(self, reference: Reference) -> list[rounding_slack.RoundingSlack | None] | str:
+        """The reference's own variability on its inputs: its distance from its float64 run and from its
+        runs under its autotuners' other configs (autotune_room), the larger per output."""
+        float64 = self._float64_room(reference)
+        tuned = self._autotune_room(reference)
+        if tuned is None:
+            return float64
+        return tuned if isinstance(float64, str) else rounding_slack.widest(float64, tuned)
+
+    def _autotune_room(self, reference: Reference) -> list[rounding_slack.RoundingSlack | None] | None:
+        state = self.state
+
+        def run() -> list[Any]:
+            if reference.rng is not None:
+                _restore_rng_state(state.device, reference.rng)
+            with uninitialized_memory_poisoned():
+                outputs = correctness.flatten_outputs(self._forward(reference.inputs))
+            if state.device.type == "cuda":
+                torch.cuda.synchronize(state.device)
+            return outputs
+
+        try:
+            with at_default(state.perturbed) if reference.at_defaults else contextlib.nullcontext():
+                return autotune_room.measured(reference.outputs, run)
+        finally:
+            release_device_memory(state.device)
+
+    def _float64_room(self, reference: Reference) -> list[rounding_slack.RoundingSlack | None] | str:
         state = self.state
         assert state.model is not None, "load first"
         try:
@@ -1125,7 +1154,7 @@ class Judge:
                 [_undefined_at(sets[index].undefined, output) for index in order], positions, rows.shape
             )
             wrong = first_wrong_row(rows, expected, tolerance, ignored)
-            roundable = request.get("atol") is None and rounding_slack.applies_to(expected.dtype)
+            roundable = request.get("atol") is None and rounding_slack.roomable(expected.dtype)
             if wrong is not None and roundable:  # room for the reference's rounding, as in the trials
                 widened = self._timed_rounding_room(output, tolerance, [sets[index] for index in set(order)])
                 wrong = first_wrong_row(rows, expected, widened, ignored) if widened else wrong

@@ -39,9 +39,15 @@ class RoundingSlack:
 
     max_abs: float
     norm: float
+    measured_against: str = "float64"  # or "autotune configs": the reference under its other configs
 
-    def as_json(self) -> dict[str, float]:
-        return {"max_abs": self.max_abs, "norm": self.norm, "factor": SLACK_FACTOR}
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "max_abs": self.max_abs,
+            "norm": self.norm,
+            "factor": SLACK_FACTOR,
+            "measured_against": self.measured_against,
+        }
 
 
 def applies_to(dtype: torch.dtype) -> bool:
@@ -62,30 +68,59 @@ def float64_model(model: torch.nn.Module) -> torch.nn.Module:
     return copy.deepcopy(model).double()
 
 
+def roomable(dtype: torch.dtype) -> bool:
+    """Outputs whose comparison may get room for the reference's own variability (float64 or autotuning)."""
+    return dtype.is_floating_point or dtype.is_complex
+
+
+def distance(ref: Any, other: Any) -> RoundingSlack | None:
+    """The largest elementwise and the L2 distance between two floating tensors of one shape over their
+    finite differences (None where they cannot be compared)."""
+    if (
+        not isinstance(ref, torch.Tensor)
+        or not isinstance(other, torch.Tensor)
+        or not roomable(ref.dtype)
+        or other.shape != ref.shape
+        or ref.numel() == 0
+    ):
+        return None
+    max_abs, square = 0.0, 0.0
+    for _, ref64, other64 in float64_chunks(ref, other):
+        gap = (ref64 - other64).abs()
+        gap = gap[torch.isfinite(gap)]
+        if gap.numel():
+            max_abs = max(max_abs, float(gap.max().item()))
+            square += float(gap.square().sum().item())
+    return RoundingSlack(max_abs, math.sqrt(square))
+
+
+def widest(
+    first: list[RoundingSlack | None], second: list[RoundingSlack | None]
+) -> list[RoundingSlack | None]:
+    """Per output, the larger room of two measurements (None where neither measured one)."""
+    merged: list[RoundingSlack | None] = []
+    for index in range(max(len(first), len(second))):
+        one = first[index] if index < len(first) else None
+        two = second[index] if index < len(second) else None
+        if one is None or two is None:
+            merged.append(one or two)
+        else:
+            larger = one if one.max_abs >= two.max_abs else two
+            merged.append(RoundingSlack(larger.max_abs, max(one.norm, two.norm), larger.measured_against))
+    return merged
+
+
 def measured(reference: list[Any], exact: list[Any]) -> list[RoundingSlack | None]:
     """Per output, the reference's distance from its float64 run (None where the float64 run did not give
     a wider tensor of the same shape: that output ran in float32 anyway, or is not a float32 tensor)."""
     slack: list[RoundingSlack | None] = []
     for index, ref in enumerate(reference):
         other = exact[index] if index < len(exact) else None
-        if (
-            not isinstance(ref, torch.Tensor)
-            or not applies_to(ref.dtype)
-            or not isinstance(other, torch.Tensor)
-            or other.dtype != WIDER[ref.dtype]
-            or other.shape != ref.shape
-            or ref.numel() == 0
-        ):
+        wider = isinstance(ref, torch.Tensor) and applies_to(ref.dtype)
+        if not wider or not isinstance(other, torch.Tensor) or other.dtype != WIDER[ref.dtype]:
             slack.append(None)
             continue
-        max_abs, square = 0.0, 0.0
-        for _, ref64, exact64 in float64_chunks(ref, other):
-            gap = (ref64 - exact64).abs()
-            gap = gap[torch.isfinite(gap)]
-            if gap.numel():
-                max_abs = max(max_abs, float(gap.max().item()))
-                square += float(gap.square().sum().item())
-        slack.append(RoundingSlack(max_abs, math.sqrt(square)))
+        slack.append(distance(ref, other))
     return slack
 
 

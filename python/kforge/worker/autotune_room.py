@@ -1,0 +1,73 @@
+"""How far a reference's answer moves when its own Triton autotuner picks another of its configs, so that
+an honest candidate is not held to the one config the judge's process happened to choose (docs/verdict.md,
+"The reference's own rounding").
+
+An autotuner picks the fastest config in each process by timing, and configs can add in different orders:
+a split-K matmul with atomic adds (SPLIT_K 1 or 4), a reduction over blocks of 16 or 1024. TritonBench's
+int4_matmul against itself differed in 883 of 131,072 float16 elements by up to 2 (H200): the judge's
+process and the candidate's had chosen different configs. When an output fails its comparison, the judge
+runs the reference again on the same inputs with each of its tuned autotuners forced to other configs
+(MAX_CONFIGS, spread over the list) and takes the largest distance from its cached answer as room, as
+rounding_slack does for float64. The configs are the reference's own: a candidate cannot add any.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from kforge.worker.rounding_slack import RoundingSlack, distance, widest
+
+MAX_CONFIGS = 6  # forced runs at most: each config may compile once on a GPU
+
+
+def tuned_autotuners() -> list[Any]:
+    """The Triton autotuners in this process that chose a config among several."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:  # pragma: no cover - Triton is always there in a worker
+        return []
+    return [
+        found
+        for found in gc.get_objects()
+        if issubclass(type(found), Autotuner) and found.cache and len(found.configs) > 1
+    ]
+
+
+def spread_picks(count: int, limit: int = MAX_CONFIGS) -> list[int]:
+    """Up to `limit` config indices spread over `count` configs, first and last included."""
+    if count <= limit:
+        return list(range(count))
+    return sorted({round(step * (count - 1) / (limit - 1)) for step in range(limit)})
+
+
+def measured(reference: list[Any], run: Callable[[], list[Any]]) -> list[RoundingSlack | None] | None:
+    """Per output, the reference's largest distance from its runs under other configs of its autotuners;
+    None when no autotuner in the process chose among configs. `run` calls the reference on the inputs
+    `reference` came from. Configs the shapes do not allow (a failed run) are skipped; every autotuner's
+    choices are put back."""
+    tuners = tuned_autotuners()
+    if not tuners:
+        return None
+    chosen = [dict(tuner.cache) for tuner in tuners]
+    picks = [spread_picks(len(tuner.configs)) for tuner in tuners]
+    room: list[RoundingSlack | None] = [None] * len(reference)
+    try:
+        for step in range(max(len(indices) for indices in picks)):
+            for tuner, cache, indices in zip(tuners, chosen, picks, strict=True):
+                config = tuner.configs[indices[step % len(indices)]]
+                tuner.cache.update(dict.fromkeys(cache, config))
+            try:
+                other = run()
+            except Exception:  # noqa: BLE001 - a config these shapes do not allow: the others still count
+                continue
+            room = widest(
+                room, [distance(ref, other[i] if i < len(other) else None) for i, ref in enumerate(reference)]
+            )
+    finally:
+        for tuner, cache in zip(tuners, chosen, strict=True):
+            tuner.cache.clear()
+            tuner.cache.update(cache)
+    return [replace(slack, measured_against="autotune configs") if slack else None for slack in room]
