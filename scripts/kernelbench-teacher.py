@@ -9,7 +9,8 @@ CAPTURES holds level<N>/<problem>.capture.json (and .result.json) written on a G
 `python -m kforge.worker.inductor_teacher --problem P --capture-out F --out R`; ROOT holds
 KernelBench/level<N>/<problem>.py (the public checkout, or a view of it). Per level:
 0. with --steps capture: the teacher compiles each problem without a result in CAPTURES yet
-   (--capture-jobs at once, --capture-timeout each, none started after --capture-deadline);
+   (--capture-jobs at once, --capture-timeout each, none started after --capture-deadline; a compile
+   stopped by the timeout is recorded as such and compiled again only under a longer one);
 1. every capture is rewritten into a candidate file (no GPU needed; as scripts/false-positive-check.py);
 2. `kforge eval --kernelbench ROOT --level N --samples ... --results ...` judges and times them all
    (no generalisation trial: Inductor's code is specialised to the captured sizes by construction);
@@ -55,13 +56,16 @@ def false_positive_check() -> Any:
 FPC = false_positive_check()
 
 
-def settled(result: Path) -> bool:
+def settled(result: Path, capture_timeout: float) -> bool:
     """Whether the teacher's answer for a problem stands: not one the machine caused (no GPU, out of
-    memory beside other compiles), which a later run tries again."""
+    memory beside other compiles), nor a compile stopped sooner than this run would stop it, which a
+    later run tries again."""
     try:
         answer = json.loads(result.read_text())
     except (OSError, json.JSONDecodeError):
         return False
+    if answer.get("stage") == "timeout":
+        return float(answer.get("timeout_s", 0)) >= capture_timeout
     return (
         answer.get("stage") != "environment" and "out of memory" not in str(answer.get("error", "")).lower()
     )
@@ -76,7 +80,7 @@ def capture_level(level: str, arguments: argparse.Namespace, captures: Path, roo
     problems = [
         problem
         for problem in sorted((root / "KernelBench" / level).glob("*.py"))
-        if not settled(folder / f"{problem.stem}.result.json")
+        if not settled(folder / f"{problem.stem}.result.json", arguments.capture_timeout)
     ]
     environment = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     stop_at = time.monotonic() + arguments.capture_deadline
@@ -92,8 +96,11 @@ def capture_level(level: str, arguments: argparse.Namespace, captures: Path, roo
                 command, capture_output=True, text=True, env=environment, timeout=arguments.capture_timeout
             )
             (folder / f"{problem.stem}.log").write_text(done.stdout[-20000:] + done.stderr[-20000:])
-        except subprocess.TimeoutExpired:
-            (folder / f"{problem.stem}.log").write_text(f"timed out after {arguments.capture_timeout:.0f} s")
+        except subprocess.TimeoutExpired:  # an answer, so later runs with the same limit skip it
+            why = f"the compile took over {arguments.capture_timeout:.0f} s"
+            (folder / f"{problem.stem}.log").write_text(why)
+            timeout = {"error": why, "stage": "timeout", "timeout_s": arguments.capture_timeout}
+            (folder / f"{problem.stem}.result.json").write_text(json.dumps(timeout) + "\n")
 
     with ThreadPoolExecutor(max_workers=arguments.capture_jobs) as pool:
         list(pool.map(compile_one, problems))
