@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,11 @@ def test_the_room_is_no_larger_than_the_references_own_configs_give(tmp_path: Pa
 
 def test_a_reference_without_autotuning_gives_no_room() -> None:
     assert autotune_room.measured([torch.ones(3)], lambda: [torch.ones(3)]) is None
+
+
+def test_only_configs_the_autotuner_ran_without_failing_are_forced() -> None:
+    timings = {"a": [1.0, 1.0, 1.0], "b": [float("inf")] * 3, "c": [2.0, 2.0, 2.0]}
+    tuner = types.SimpleNamespace(configs=["a", "b", "c"], configs_timings=timings)
+    assert autotune_room.tried_configs(tuner) == ["a", "c"]
+    tuner.configs_timings = {}  # kept no timings: every config
+    assert autotune_room.tried_configs(tuner) == ["a", "b", "c"]

@@ -7,13 +7,15 @@ a split-K matmul with atomic adds (SPLIT_K 1 or 4), a reduction over blocks of 1
 int4_matmul against itself differed in 883 of 131,072 float16 elements by up to 2 (H200): the judge's
 process and the candidate's had chosen different configs. When an output fails its comparison, the judge
 runs the reference again on the same inputs with each of its tuned autotuners forced to other configs
-(MAX_CONFIGS, spread over the list) and takes the largest distance from its cached answer as room, as
-rounding_slack does for float64. The configs are the reference's own: a candidate cannot add any.
+it ran without failing while tuning (MAX_CONFIGS, spread over the list) and takes the largest distance
+from its cached answer as room, as rounding_slack does for float64. The configs are the reference's
+own: a candidate cannot add any.
 """
 
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -36,6 +38,20 @@ def tuned_autotuners() -> list[Any]:
     ]
 
 
+def tried_configs(tuner: Any) -> list[Any]:
+    """The configs the autotuner ran on these shapes without failing (its last benchmark's finite
+    timings); all its configs where it kept no timings. Only these are forced: a config it pruned or that
+    failed to compile might fault on the device."""
+    timings = getattr(tuner, "configs_timings", None)
+    if not timings:
+        return list(tuner.configs)
+    return [config for config, times in timings.items() if math.isfinite(_first(times))]
+
+
+def _first(times: Any) -> float:
+    return float(times[0] if isinstance(times, list | tuple) else times)
+
+
 def spread_picks(count: int, limit: int = MAX_CONFIGS) -> list[int]:
     """Up to `limit` config indices spread over `count` configs, first and last included."""
     if count <= limit:
@@ -48,17 +64,17 @@ def measured(reference: list[Any], run: Callable[[], list[Any]]) -> list[Roundin
     None when no autotuner in the process chose among configs. `run` calls the reference on the inputs
     `reference` came from. Configs the shapes do not allow (a failed run) are skipped; every autotuner's
     choices are put back."""
-    tuners = tuned_autotuners()
+    tuners = [(tuner, tried_configs(tuner)) for tuner in tuned_autotuners()]
+    tuners = [(tuner, options) for tuner, options in tuners if len(options) > 1]
     if not tuners:
         return None
-    chosen = [dict(tuner.cache) for tuner in tuners]
-    picks = [spread_picks(len(tuner.configs)) for tuner in tuners]
+    chosen = [dict(tuner.cache) for tuner, _ in tuners]
+    picks = [[options[index] for index in spread_picks(len(options))] for _, options in tuners]
     room: list[RoundingSlack | None] = [None] * len(reference)
     try:
-        for step in range(max(len(indices) for indices in picks)):
-            for tuner, cache, indices in zip(tuners, chosen, picks, strict=True):
-                config = tuner.configs[indices[step % len(indices)]]
-                tuner.cache.update(dict.fromkeys(cache, config))
+        for step in range(max(len(configs) for configs in picks)):
+            for (tuner, _), cache, configs in zip(tuners, chosen, picks, strict=True):
+                tuner.cache.update(dict.fromkeys(cache, configs[step % len(configs)]))
             try:
                 other = run()
             except Exception:  # noqa: BLE001 - a config these shapes do not allow: the others still count
@@ -67,7 +83,7 @@ def measured(reference: list[Any], run: Callable[[], list[Any]]) -> list[Roundin
                 room, [distance(ref, other[i] if i < len(other) else None) for i, ref in enumerate(reference)]
             )
     finally:
-        for tuner, cache in zip(tuners, chosen, strict=True):
+        for (tuner, _), cache in zip(tuners, chosen, strict=True):
             tuner.cache.clear()
             tuner.cache.update(cache)
     return [replace(slack, measured_against="autotune configs") if slack else None for slack in room]
