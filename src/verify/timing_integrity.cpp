@@ -7,6 +7,8 @@
 #include <numeric>
 #include <optional>
 
+#include "measure/sample_statistics.hpp"
+
 namespace kforge::verify {
 namespace {
 
@@ -106,34 +108,38 @@ bool gpu_contended(const WallControl& control) {
              kWallRatio * std::max(control.host_ms_per_call, control.timed_ms) + kWallSlackMs;
 }
 
-// The round whose back-to-back calls have the least time beyond their bound. Hidden work lengthens the
-// candidate's calls in every round (the GPU runs it in each call); another process's work only in the
-// rounds it overlaps, so one clean round clears the candidate.
+// The back-to-back calls of the cleanest round, against the rounds' median host enqueue time. Hidden
+// work lengthens the candidate's calls in every round (the GPU runs it in each call); another process's
+// work only in the rounds it overlaps, so one clean round clears the candidate. The host time stays the
+// median: one round of host spinning must not raise that round's bound.
 struct WallRound {
   double wall_ms = 0.0;
   double host_ms = 0.0;
-  double bound_ms = 0.0;
 };
 
-std::optional<WallRound> least_excess_round(const std::vector<TimedBatch>& batches, double timed_ms) {
-  std::optional<WallRound> least;
+std::optional<WallRound> cleanest_round(const std::vector<TimedBatch>& batches) {
+  std::vector<double> wall;
+  std::vector<double> host;
   for (const auto& batch : batches) {
-    if (batch.wall_ms_per_call <= 0.0 || batch.host_ms_per_call < 0.0) {
-      continue;
-    }
-    const double bound = kWallRatio * std::max(batch.host_ms_per_call, timed_ms) + kWallSlackMs;
-    const WallRound round{batch.wall_ms_per_call, batch.host_ms_per_call, bound};
-    if (!least || round.wall_ms - round.bound_ms < least->wall_ms - least->bound_ms) {
-      least = round;
+    if (batch.wall_ms_per_call > 0.0 && batch.host_ms_per_call >= 0.0) {
+      wall.push_back(batch.wall_ms_per_call);
+      host.push_back(batch.host_ms_per_call);
     }
   }
-  return least;
+  if (wall.empty()) {
+    return std::nullopt;
+  }
+  return WallRound{*std::min_element(wall.begin(), wall.end()), measure::summarize(host).median};
 }
 
 void check_wall_per_call(const std::vector<TimedBatch>& batches, double timed_ms, const WallControl& control,
                          std::vector<rules::Finding>& findings) {
-  const auto round = least_excess_round(batches, timed_ms);
-  if (!round || round->wall_ms <= round->bound_ms) {
+  const auto round = cleanest_round(batches);
+  if (!round) {
+    return;
+  }
+  const double bound = kWallRatio * std::max(round->host_ms, timed_ms) + kWallSlackMs;
+  if (round->wall_ms <= bound) {
     return;
   }
   std::string control_note;
@@ -155,7 +161,7 @@ void check_wall_per_call(const std::vector<TimedBatch>& batches, double timed_ms
                    "host enqueued them in {:.4g} ms and the timing events measured {:.4g} ms (at most "
                    "{:.4g} ms expected), in the cleanest of the timing rounds{}: the GPU ran work the "
                    "events do not cover",
-                   round->wall_ms, round->host_ms, timed_ms, round->bound_ms, control_note),
+                   round->wall_ms, round->host_ms, timed_ms, bound, control_note),
        kNoLocation});
 }
 

@@ -131,6 +131,9 @@ TEST(TimingIntegrity, OneCleanRoundClearsTheCandidateOfOutsideWork) {
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].rule_id, "hidden-gpu-work");
   EXPECT_NE(findings[0].message.find("0.4 ms each"), std::string::npos) << findings[0].message;
+  auto spinning = hidden;  // one round's calls spin on the host: its bound must not rise with them
+  spinning.host_ms_per_call = 0.3;
+  EXPECT_EQ(timing_integrity_findings({hidden, spinning, hidden}, evidence, 0.056).size(), 1U);
 }
 
 TEST(TimingIntegrity, DeviceBoundCallsPassTheWallCheck) {
