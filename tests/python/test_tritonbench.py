@@ -175,6 +175,25 @@ def test_a_gold_file_without_a_test_block_fails_the_call_instead_of_passing_it(t
     assert item["verdict"] is None and "no test block" in item["verdict_error"]
 
 
+def test_a_test_block_that_needs_cuda_on_a_cpu_machine_is_the_machines_lack_not_the_golds(
+    tmp_path: Path,
+) -> None:
+    checkout = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT / "data", checkout / "data")
+    gold = checkout / "data" / "TritonBench_G_v1" / "vector_scale_add.py"
+    gold.write_text(
+        gold.read_text().replace('DEVICE = "cuda" if torch.cuda.is_available() else "cpu"', 'DEVICE = "cuda"')
+    )
+    code, report, err = tritonbench("--tritonbench", str(checkout), "--items", "vector_scale_add")
+    assert code == 0, err
+    assert report is not None
+    (item,) = report["items"]
+    assert item["verdict"] is None
+    assert "cannot run on this machine" in item["verdict_error"], item["verdict_error"]
+    assert "this machine has no GPU" in item["verdict_error"] and "--device cuda:N" in item["verdict_error"]
+    assert "own test block fails" not in item["verdict_error"]
+
+
 def test_bad_usage_is_a_clear_error(tmp_path: Path) -> None:
     code, _, err = tritonbench("--channel", "T")
     assert code == 2 and "need --tritonbench PATH" in err

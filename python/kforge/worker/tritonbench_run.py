@@ -111,6 +111,21 @@ class Capture:
             return {"capture_error": {"stage": failure.stage, "error": str(failure)}}
 
 
+# What torch says when code asks for CUDA on a machine without it: the machine's lack, not the file's.
+NO_GPU_MESSAGES = (
+    "Found no NVIDIA driver",
+    "Torch not compiled with CUDA enabled",
+    "No CUDA GPUs are available",
+    "no CUDA-capable device is detected",
+)
+
+
+def _needs_a_gpu(failure: BaseException) -> bool:
+    import torch
+
+    return not torch.cuda.is_available() and any(message in str(failure) for message in NO_GPU_MESSAGES)
+
+
 def _execute(code: Any, namespace: dict[str, Any]) -> None:
     try:
         exec(code, namespace)  # the file under test; a model's answer runs in the sandbox
@@ -118,6 +133,12 @@ def _execute(code: Any, namespace: dict[str, Any]) -> None:
         if failure.code not in (None, 0):
             raise RunError("run", f"the file exited with {failure.code!r}") from None
     except BaseException as failure:  # noqa: BLE001 - the file's own error is the answer
+        if _needs_a_gpu(failure):
+            raise RunError(
+                "environment",
+                f"it creates CUDA tensors and this machine has no GPU ({type(failure).__name__}: "
+                f"{failure}); judge TritonBench items on a GPU machine (--device cuda:N)",
+            ) from None
         raise RunError("run", f"{type(failure).__name__}: {failure}") from None
 
 
