@@ -465,7 +465,9 @@ def model_new_source(inputs: list[dict[str, Any]], outputs: dict[str, Any]) -> s
 
 def _state_names_valid(inputs: list[dict[str, Any]]) -> None:
     for item in inputs:
-        parts = item["name"].split(".") if item["kind"] == "state" else ["_"]
+        if item["kind"] != "state":
+            continue
+        parts = item["name"].split(".")
         if not parts[-1].isidentifier() or not all(part and part.isprintable() for part in parts):
             raise StandaloneError(f"parameter {item['name']!r} is not reachable as an attribute path")
 
