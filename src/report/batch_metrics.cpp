@@ -79,6 +79,9 @@ BatchMetrics compute_metrics(const std::vector<SampleResult>& results) {
   }
   metrics.problems = per_problem.size();
   metrics.judged = judged.size();
+  for (const double p : fast_p_thresholds()) {
+    metrics.fast_p[threshold_name(p)] = std::nullopt;  // unknown until a sample is judged
+  }
   if (judged.empty()) {
     return metrics;
   }
@@ -156,11 +159,13 @@ std::string BatchMetrics::render() const {
   std::string out =
       fmt::format("{} sample(s) over {} problem(s); {} evaluation error(s), left out of the rates below\n",
                   samples, problems, errors);
-  out += fmt::format("  compile rate      {}\n  correctness rate  {}\n", percent(compile_rate),
-                     percent(correct_rate));
+  const auto rate = [this](double value) { return judged == 0 ? std::nullopt : std::optional(value); };
+  out += fmt::format("  compile rate      {}\n  correctness rate  {}\n", percent(rate(compile_rate)),
+                     percent(rate(correct_rate)));
   for (const double p : fast_p_thresholds()) {
     const auto name = threshold_name(p);
-    out += fmt::format("  {:<17} {}\n", name, percent(fast_p.at(name)));
+    const auto found = fast_p.find(name);
+    out += fmt::format("  {:<17} {}\n", name, percent(found == fast_p.end() ? std::nullopt : found->second));
   }
   out += fmt::format("  geomean speedup   {}\n",
                      geomean_speedup ? fmt::format("{:.3f}x (correct, timed candidates)", *geomean_speedup)

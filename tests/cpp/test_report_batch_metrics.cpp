@@ -57,6 +57,12 @@ TEST(BatchMetrics, OnlyErrorsGiveNoRates) {
   const auto metrics = compute_metrics({{"a", "error", false, false, {}}});
   EXPECT_EQ(metrics.judged, 0U);
   EXPECT_TRUE(metrics.pass_at_k.empty());
+  EXPECT_FALSE(metrics.fast_p.at("fast_0").has_value()) << "no judged sample: unknown, not 0%";
+  // A batch whose every evaluation errored still prints its summary (it used to throw map::at).
+  const auto text = metrics.render();
+  EXPECT_NE(text.find("1 evaluation error(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("fast_1"), std::string::npos) << text;
+  EXPECT_NO_THROW(BatchMetrics{}.render());
 }
 
 TEST(BatchMetrics, ReadsAVerdictDocument) {
