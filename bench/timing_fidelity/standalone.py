@@ -2,7 +2,10 @@
 triton and that file: the reference kforge's per-call times are compared with (bench/timing_fidelity).
 
 Method (the one kforge uses, written again here independently): before each sample the L2 is flushed
-(a write of max(2 x L2, 128 MiB)) and the stream sleeps (torch.cuda._sleep, calibrated with events) for
+(a write of max(2 x L2, 128 MiB), through one of 4 windows 32 MiB apart, in turn), the call's inputs are
+the next of up to 8 copies (extra copies within 128 MiB) and the outputs of its last 7 calls (within 128
+MiB) are still held, so its memory moves from sample to sample as kforge's does (placements.py); and
+the stream sleeps (torch.cuda._sleep, calibrated with events) for
 3x the call's 90th-percentile host enqueue time, at least 20 µs; then CUDA events bracket the call, and
 the host waits for the end event before it queues the next sample (nothing reaches the GPU mid-call).
 Samples follow a warm-up of at least 20 calls and 200 ms. Also triton.testing.do_bench (25 ms warm-up,
@@ -40,7 +43,9 @@ def _inputs(spec: dict[str, Any], device: torch.device) -> list[Any]:
 class Blocked:
     def __init__(self, device: torch.device) -> None:
         l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
-        self.flush = torch.empty(max(128 << 20, 2 * l2), dtype=torch.uint8, device=device)
+        size = max(128 << 20, 2 * l2)
+        whole = torch.empty(size + 3 * (32 << 20), dtype=torch.uint8, device=device)
+        self.windows = [whole[i * (32 << 20) : i * (32 << 20) + size] for i in range(4)]
         rates = []
         for _ in range(5):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -64,8 +69,8 @@ class Blocked:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         torch.cuda.synchronize()
-        for start, end in zip(starts, ends, strict=True):
-            self.flush.zero_()
+        for j, (start, end) in enumerate(zip(starts, ends, strict=True)):
+            self.windows[j % len(self.windows)].zero_()
             torch.cuda._sleep(int(sleep_us * self.cycles_per_us))
             start.record()
             call()
@@ -78,10 +83,24 @@ class Blocked:
 def measure(entry: Callable[..., object], spec: dict[str, Any], blocked: Blocked) -> dict[str, Any]:
     device = torch.device("cuda", torch.cuda.current_device())
     args = _inputs(spec, device)
+    set_bytes = sum(value.nbytes for value in args if isinstance(value, torch.Tensor))
+    copies = [args] + [
+        [value.clone() if isinstance(value, torch.Tensor) else value for value in args]
+        for _ in range(min(7, (128 << 20) // max(1, set_bytes)))
+    ]
+    held: list[object] = []
+    turn = [0]
 
     def call() -> object:
+        turn[0] += 1
         with torch.no_grad():
-            return entry(*args)
+            output = entry(*copies[turn[0] % len(copies)])
+        held.append(output)
+        out_bytes = sum(t.nbytes for t in (output if isinstance(output, (tuple, list)) else [output])
+                        if isinstance(t, torch.Tensor))
+        while len(held) > min(8, 1 + (128 << 20) // max(1, out_bytes)):
+            held.pop(0)
+        return output
 
     call()  # compiles
     torch.cuda.synchronize()

@@ -12,6 +12,9 @@ constexpr std::uint64_t kFootprintCopies = 8;
 constexpr std::uint64_t kBesideReferenceCopies = 1;  // the reference timed in the candidate's process
 constexpr std::uint64_t kBaseBytes = 2 * kGiB;
 constexpr std::uint64_t kContextBytes = kGiB;
+// One side's timing placements (python/kforge/worker/placements.py): extra input copies and kept outputs
+// (128 MiB each at most) and the moving L2-flush window (96 MiB), rounded up.
+constexpr std::uint64_t kTimingPlacementBytes = std::uint64_t{384} << 20;
 // The judge's working set during one evaluation, in copies of the inputs and outputs: the cached reference,
 // the trial's shared copies, a comparison's temporaries, the reruns of the determinism and TF32 checks.
 constexpr std::uint64_t kJudgeCopies = 6;
@@ -38,7 +41,8 @@ std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std:
     return *configured;
   }
   const std::uint64_t beside = reference_beside ? kBesideReferenceCopies : 0;
-  const std::uint64_t share = kBaseBytes + (kFootprintCopies + beside) * footprint.total() +
+  const std::uint64_t share = kBaseBytes + (1 + beside) * kTimingPlacementBytes +
+                              (kFootprintCopies + beside) * footprint.total() +
                               (kReferenceWorkingCopies + beside) * footprint.reference_working_bytes;
   return device_total_bytes > 0 ? std::min(share, device_total_bytes) : share;
 }
@@ -46,7 +50,7 @@ std::uint64_t candidate_gpu_memory_limit(const ProblemFootprint& footprint, std:
 std::uint64_t evaluation_gpu_memory(const ProblemFootprint& footprint, std::uint64_t device_total_bytes,
                                     bool reference_beside) {
   return candidate_gpu_memory_limit(footprint, device_total_bytes, reference_beside) + kContextBytes +
-         kJudgeCopies * (footprint.input_bytes + footprint.output_bytes) +
+         kTimingPlacementBytes + kJudgeCopies * (footprint.input_bytes + footprint.output_bytes) +
          kReferenceWorkingCopies * footprint.reference_working_bytes;
 }
 

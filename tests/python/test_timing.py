@@ -376,7 +376,14 @@ def test_the_judge_queues_the_candidates_untimed_work_between_samples(
     assert bool(torch.isnan(earlier).all()), "the previous output is poisoned before the next sample"
 
 
-def test_an_honest_candidates_timed_calls_pass(tmp_path: Path) -> None:
+@pytest.fixture(params=["1", "3"], ids=["one-placement", "three-placements"])
+def placements(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Both sides time on one placement of their inputs, or rotate among three (placements.py)."""
+    monkeypatch.setenv("KFORGE_TIMING_PLACEMENTS", request.param)
+    return int(request.param)
+
+
+def test_an_honest_candidates_timed_calls_pass(tmp_path: Path, placements: int) -> None:
     result = _judged_timing(tmp_path, HONEST)
     assert result["sets"] == 4
     assert result["passed"], result["failures"]
@@ -385,7 +392,7 @@ def test_an_honest_candidates_timed_calls_pass(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("code", [FLAG_READER, POINTER_COUNTER], ids=["flag-reader", "pointer-counter"])
-def test_a_cached_answer_served_to_timed_calls_is_caught(tmp_path: Path, code: str) -> None:
+def test_a_cached_answer_served_to_timed_calls_is_caught(tmp_path: Path, code: str, placements: int) -> None:
     result = _judged_timing(tmp_path, code)
     assert not result["passed"]
     assert any(
@@ -393,12 +400,12 @@ def test_a_cached_answer_served_to_timed_calls_is_caught(tmp_path: Path, code: s
     )
 
 
-def test_an_answer_kept_on_the_input_object_is_reported_and_caught(tmp_path: Path) -> None:
+def test_an_answer_kept_on_the_input_object_is_reported_and_caught(tmp_path: Path, placements: int) -> None:
     result = _judged_timing(tmp_path, ATTRIBUTE_CACHE)
     assert result["reply"]["input_attributes"] == ["input 0 has attribute(s) 'kf_answer'"]
     assert not result["passed"]
 
 
-def test_without_a_second_value_set_the_timed_calls_are_still_checked(tmp_path: Path) -> None:
+def test_without_a_second_value_set_the_timed_calls_are_still_checked(tmp_path: Path, placements: int) -> None:
     result = _judged_timing(tmp_path, HONEST, value_sets=1)
     assert result["sets"] == 1 and result["passed"], result["failures"]

@@ -27,7 +27,6 @@ from kforge.worker.perturbation import perturbable_tensors
 from kforge.worker.problem_sizes import apply_size_overrides
 from kforge.worker.reference_timing import ShadowedReference, model_tensors
 from kforge.worker.runtime import load_module_from_path
-from kforge.worker.timed_outputs import cloned
 from kforge.worker.timing import Pacing
 
 MODULE_NAME = "kforge_reference_beside"
@@ -180,9 +179,9 @@ class BesideReference:
             problems.append(f"the candidate started thread(s) {', '.join(threads[:5])}")
         return "; ".join(problems) or None
 
-    def open_inputs(self, inputs: list[Any], value_sets: list[list[Any]]) -> None:
+    def open_inputs(self, inputs: list[Any], value_sets: list[list[Any]], device: torch.device) -> None:
         """Private copies of the timing inputs; the value sets are only read."""
-        self.shadow = ShadowedReference(cloned(inputs), value_sets, model_tensors(self.model))
+        self.shadow = ShadowedReference.of(inputs, value_sets, model_tensors(self.model), device)
 
 
 def build_beside_reference(

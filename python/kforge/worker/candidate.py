@@ -25,6 +25,7 @@ from kforge.worker.dispatch_guard import (
 )
 from kforge.worker.interpreter import prepare_triton_interpreter
 from kforge.worker.perturbation import match_and_apply
+from kforge.worker.placements import KeptOutputs, RotatingInputs
 from kforge.worker.protocol import WorkerError
 from kforge.worker.runtime import cuda_driver_for, load_module_from_path, select_device
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
@@ -57,7 +58,8 @@ class CandidateState:
     generalised_model: torch.nn.Module | None = None  # built from the generalisation instance's init inputs
     importer: SharedTensorImporter | None = None
     exporter: SharedTensorExporter | None = None
-    timing_inputs: list[Any] | None = None  # private copies the timed calls run on
+    timing_inputs: RotatingInputs | None = None  # private copies the timed calls run on, by placement
+    kept_outputs: KeptOutputs = field(default_factory=KeptOutputs)  # the last timed outputs (placements.py)
     timing_shared: list[Any] | None = None  # the judge's timing buffers: the copies' final values go back
     value_sets: list[list[Any]] = field(default_factory=list)  # the judge's timing input values, by set
     value_importer: SharedTensorImporter | None = None
@@ -350,7 +352,7 @@ class CandidateWorker:
         state.exporter = SharedTensorExporter(state.device, state.transfer_dir, cuda_driver_for(state.device))
         return self._encode_result(result, inputs)
 
-    def _encode_result(self, result: Any, inputs: list[Any]) -> dict[str, Any]:
+    def _encode_result(self, result: Any, inputs: list[Any] | RotatingInputs) -> dict[str, Any]:
         """The result's outputs exported with the current exporter."""
         container = type(result).__name__ if isinstance(result, (tuple, list)) else None
         outputs = correctness.flatten_outputs(result)
@@ -359,7 +361,7 @@ class CandidateWorker:
         exported = [self._export_output(item, inputs) for item in outputs]
         return {"outputs": exported, "container": container}
 
-    def _export_output(self, item: Any, inputs: list[Any]) -> dict[str, Any]:
+    def _export_output(self, item: Any, inputs: list[Any] | RotatingInputs) -> dict[str, Any]:
         assert self.state.exporter is not None
         if correctness.is_plain_value(item):  # a wrapper's count, flag or name
             return {"t": "value", "value": item if type(item) is not float else repr(item)}
@@ -369,7 +371,10 @@ class CandidateWorker:
         if problem is not None:
             return {"t": "invalid", "reason": problem}
         exported = {"t": "tensor", "device": str(item.device), **self.state.exporter.export(item)}
-        aliased = correctness.aliased_input(item, inputs)
+        if isinstance(inputs, RotatingInputs):  # a timed output: an input of any placement
+            aliased = inputs.aliased_argument(correctness.aliased_input(item, inputs.every_value()))
+        else:
+            aliased = correctness.aliased_input(item, inputs)
         if aliased is not None:  # allowed where the reference's output is that input too: the judge decides
             exported["aliases_input"] = aliased
         return exported
@@ -394,6 +399,7 @@ class CandidateWorker:
             state.value_importer.release()
             state.value_importer = None
         state.timing_inputs = state.timing_shared = None
+        state.kept_outputs = KeptOutputs()
         state.value_sets = []
         state.timed_log = TimedOutputLog()
         state.pacing = Pacing()
@@ -410,7 +416,7 @@ class CandidateWorker:
         # on its private clones: the same kind of memory on both sides (issue 31: on the shared cuMemAlloc
         # buffers a kernel read 0.92x against itself at 4 µs).
         with kforge_owned():
-            state.timing_inputs = cloned(shared)
+            state.timing_inputs = RotatingInputs.of(cloned(shared), state.device)
         encoded_sets = request.get("value_sets") or []
         if encoded_sets:
             state.value_importer = SharedTensorImporter(
@@ -443,7 +449,7 @@ class CandidateWorker:
         if state.timing_inputs is None:
             raise WorkerError("protocol", "the first time request must carry the inputs")
         timer = self._timer()
-        inputs = state.timing_inputs
+        placements = state.timing_inputs
         count = int(request["count"])
         order = [int(index) for index in request.get("value_order", [])]
         sets = state.value_sets
@@ -455,10 +461,13 @@ class CandidateWorker:
 
         def load_values(index: int) -> None:
             self._poison_last_output()
+            state.kept_outputs.keep(state.last_timed_output)
+            placements.advance()
             if sets:
-                copy_values(inputs, sets[index])
+                copy_values(placements.current, sets[index])
 
         def call() -> object:
+            inputs = placements.current
             with torch.no_grad():
                 state.last_timed_output = state.model(*inputs) if state.model is not None else None
             return state.last_timed_output
@@ -468,14 +477,14 @@ class CandidateWorker:
             state.timed_log.record(
                 state.last_timed_output, value_set, keep_whole=last_use.get(value_set, j) == j
             )
-            for problem in input_attribute_problems(inputs):
+            for problem in input_attribute_problems(placements.current):
                 if problem not in attribute_problems:
                     attribute_problems.append(problem)
 
         beside, refused = self._beside_for(request)  # its inputs copied before any candidate call
         if "inputs" in request:
             load_values(order[0] if sets and order else 0)
-            self._call(inputs)  # surfaces errors (and compile errors) as a verdict before timing starts
+            self._call(placements.current)  # errors (and compile errors) are a verdict before timing starts
         wall_calls = int(request.get("wall_calls", 0))
         reply: dict[str, Any] = {}
         recorded: dict[str, Any] = {}
@@ -520,7 +529,8 @@ class CandidateWorker:
         batch, launches = recorded["batch"], recorded["launches"]
         wall = recorded.get("wall")
         if state.timing_shared is not None:
-            copy_values(state.timing_shared, inputs)  # the judge checks that timed calls wrote no input
+            # The judge checks that the timed calls wrote no input: the last sample's placement goes back.
+            copy_values(state.timing_shared, placements.current)
         reply.update(
             samples_ms=batch.samples_ms,
             own_launches=launches.own_total(),
@@ -546,7 +556,7 @@ class CandidateWorker:
         if beside is None:
             return None, state.beside_error or "the load request asked for no reference here"
         if "inputs" in request:
-            beside.open_inputs(state.timing_shared or [], state.value_sets)
+            beside.open_inputs(state.timing_shared or [], state.value_sets, state.device)
         refused = beside.refusal() or (None if beside.shadow is not None else "no timing inputs were opened")
         return (None, refused) if refused else (beside, None)
 
@@ -579,7 +589,8 @@ class CandidateWorker:
     def _poison_last_output(self) -> None:
         """Untimed, before each sample: the previous output becomes NaN, so a call that skips its work
         cannot return a recycled block (or a cached tensor) that still holds a correct result."""
-        poison_outputs(self.state.last_timed_output, self.state.timing_inputs or [])
+        placements = self.state.timing_inputs
+        poison_outputs(self.state.last_timed_output, placements.every_value() if placements else [])
 
     def timed_output(self, request: dict[str, Any]) -> dict[str, Any]:
         """Shares what was kept of the timed calls, so the judge can check what was timed: the last

@@ -1000,10 +1000,11 @@ class Judge:
         baseline = str(request.get("baseline", "eager"))
         model = self._timed_model(baseline)
         if trial.shadow is None:
-            trial.shadow = ShadowedReference(
-                cloned(trial.reference_inputs),
+            trial.shadow = ShadowedReference.of(
+                trial.reference_inputs,
                 [value_set.inputs for value_set in trial.value_sets],
                 model_tensors(state.model),  # an output that is a view of the weights is never poisoned
+                state.device,
             )
         count = int(request["count"])
         order = [int(index) for index in request.get("value_order", [])]

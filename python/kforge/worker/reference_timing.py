@@ -4,7 +4,8 @@ timed beside the candidate (beside_reference.py).
 Besides the call, the candidate worker does untimed work between its samples: the previous output is
 NaN-filled before a sample, elements of the output are gathered after it, the output is kept until then.
 A 4 µs kernel's time moves by up to 0.35 µs with what ran before the flush (issue 31, docs/benchmarks.md),
-so the reference's side queues the same kernels between its samples and drops their results.
+so the reference's side queues the same kernels between its samples and drops their results. Both sides
+rotate the placements of their inputs and outputs the same way (placements.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 import torch
 
-from kforge.worker.timed_outputs import TimedOutputLog, copy_values, poison_outputs
+from kforge.worker.placements import KeptOutputs, RotatingInputs
+from kforge.worker.timed_outputs import TimedOutputLog, cloned, copy_values, poison_outputs
 
 
 def model_tensors(model: torch.nn.Module | None) -> list[torch.Tensor]:
@@ -36,29 +38,39 @@ class ReferenceHooks:
 
 @dataclass
 class ShadowedReference:
-    """One set of timing inputs of the reference and its last timed output (poisoned before the next
-    sample, across requests)."""
+    """The reference's timing inputs (private copies, one per placement) and its last timed outputs (the
+    last poisoned before the next sample, across requests)."""
 
-    inputs: list[Any]  # private to the reference's timing
-    value_sets: list[list[Any]]  # input values copied into `inputs` before a sample, by set
+    inputs: RotatingInputs
+    value_sets: list[list[Any]]  # input values copied into the next placement before a sample, by set
     kept_intact: list[Any] = field(default_factory=list)  # never poisoned: inputs, the model's tensors
     output: Any = None
+    kept_outputs: KeptOutputs = field(default_factory=KeptOutputs)
+
+    @staticmethod
+    def of(
+        inputs: list[Any], value_sets: list[list[Any]], kept_intact: list[Any], device: torch.device
+    ) -> ShadowedReference:
+        """Private copies of inputs, placed as placements.RotatingInputs places them on this device."""
+        return ShadowedReference(RotatingInputs.of(cloned(inputs), device), value_sets, kept_intact)
 
     def hooks(self, model: Any, order: list[int]) -> ReferenceHooks:
         """The call and the untimed work around it for one request with this value order."""
         sets = self.value_sets
         shadow_log = TimedOutputLog()
         last_use = {index: position for position, index in enumerate(order)}
-        kept_intact = [*self.inputs, *self.kept_intact]
+        kept_intact = [*self.inputs.every_value(), *self.kept_intact]
 
         def load_values(index: int) -> None:
             poison_outputs(self.output, kept_intact)
+            self.kept_outputs.keep(self.output)
+            self.inputs.advance()
             if sets:
-                copy_values(self.inputs, sets[index])
+                copy_values(self.inputs.current, sets[index])
 
         def call() -> object:
             with torch.no_grad():
-                self.output = model(*self.inputs)
+                self.output = model(*self.inputs.current)
             return self.output
 
         def after_sample(j: int) -> None:
