@@ -96,8 +96,11 @@ def measure(entry: Callable[..., object], spec: dict[str, Any], blocked: Blocked
         with torch.no_grad():
             output = entry(*copies[turn[0] % len(copies)])
         held.append(output)
-        out_bytes = sum(t.nbytes for t in (output if isinstance(output, (tuple, list)) else [output])
-                        if isinstance(t, torch.Tensor))
+        out_bytes = sum(
+            t.nbytes
+            for t in (output if isinstance(output, (tuple, list)) else [output])
+            if isinstance(t, torch.Tensor)
+        )
         while len(held) > min(8, 1 + (128 << 20) // max(1, out_bytes)):
             held.pop(0)
         return output

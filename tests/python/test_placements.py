@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 import torch
-
 from kforge.worker.placements import (
     MAX_PLACEMENTS,
     PLACEMENT_BYTES,

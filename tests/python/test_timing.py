@@ -406,6 +406,8 @@ def test_an_answer_kept_on_the_input_object_is_reported_and_caught(tmp_path: Pat
     assert not result["passed"]
 
 
-def test_without_a_second_value_set_the_timed_calls_are_still_checked(tmp_path: Path, placements: int) -> None:
+def test_without_a_second_value_set_the_timed_calls_are_still_checked(
+    tmp_path: Path, placements: int
+) -> None:
     result = _judged_timing(tmp_path, HONEST, value_sets=1)
     assert result["sets"] == 1 and result["passed"], result["failures"]
