@@ -120,6 +120,3 @@ class KeptOutputs:
         self.kept.append(output)
         while len(self.kept) > self.limit:
             self.kept.popleft()
-
-    def clear(self) -> None:
-        self.kept.clear()
