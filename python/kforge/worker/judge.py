@@ -9,7 +9,7 @@ import contextlib
 import gc
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -551,6 +551,20 @@ class Judge:
         copies at other addresses, among other neighbours (cloned_apart)."""
         return self._forward_with_arguments(inputs, moved)[0]
 
+    def _rerun(
+        self,
+        inputs: list[Any],
+        rng: tuple[torch.Tensor, list[torch.Tensor]] | None,
+        poison: Callable[[], contextlib.AbstractContextManager[Any]] = uninitialized_memory_poisoned,
+        moved: bool = False,
+    ) -> list[Any]:
+        """The reference's outputs once more on the same inputs, from the RNG state its first run started
+        from (the checks that compare two runs need the same draws), with fresh memory poisoned."""
+        if rng is not None:
+            _restore_rng_state(self.state.device, rng)
+        with poison():
+            return correctness.flatten_outputs(self._forward(inputs, moved))
+
     def _forward_with_arguments(self, inputs: list[Any], moved: bool = False) -> tuple[Any, list[Any]]:
         """The reference's result and the private copies it was called with (an output may be one)."""
         state = self.state
@@ -588,19 +602,16 @@ class Judge:
             return [None] * len(outputs)
         first_check = not state.determinism_checked
         state.determinism_checked = True
-        _restore_rng_state(state.device, rng)
         started = time.perf_counter()
-        with uninitialized_memory_poisoned_differently():  # and the arguments moved: reads past them show
-            second = correctness.flatten_outputs(self._forward(inputs, moved=True))
+        # Poisoned differently, and the arguments moved: reads past them show.
+        second = self._rerun(inputs, rng, uninitialized_memory_poisoned_differently, moved=True)
         masks = self._compare_runs(tensors, second)
         if first_check:  # a race shows only now and then: more runs while they are cheap
             deadline = started + DETERMINISM_SECONDS
             for _ in range(DETERMINISM_EXTRA_RUNS):
                 if time.perf_counter() > deadline:
                     break
-                _restore_rng_state(state.device, rng)
-                with uninitialized_memory_poisoned():
-                    self._compare_runs(tensors, correctness.flatten_outputs(self._forward(inputs)))
+                self._compare_runs(tensors, self._rerun(inputs, rng))
         return masks
 
     def _tf32_slack(
@@ -612,9 +623,8 @@ class Judge:
         measurable = tf32_slack.tf32_in_use() and tf32_slack.has_tf32_outputs(outputs)
         if state.device.type != "cuda" or not measurable:
             return [0.0] * len(outputs)
-        _restore_rng_state(state.device, rng)
-        with tf32_slack.tf32_disabled(), uninitialized_memory_poisoned():
-            full = correctness.flatten_outputs(self._forward(inputs))
+        with tf32_slack.tf32_disabled():
+            full = self._rerun(inputs, rng)
         return tf32_slack.output_slack(outputs, full)
 
     def _tolerance(
@@ -874,19 +884,11 @@ class Judge:
 
     def _autotune_room(self, reference: Reference) -> list[rounding_slack.RoundingSlack | None] | None:
         state = self.state
-
-        def run() -> list[Any]:
-            if reference.rng is not None:
-                _restore_rng_state(state.device, reference.rng)
-            with uninitialized_memory_poisoned():
-                outputs = correctness.flatten_outputs(self._forward(reference.inputs))
-            if state.device.type == "cuda":
-                torch.cuda.synchronize(state.device)
-            return outputs
-
         try:
             with at_default(state.perturbed) if reference.at_defaults else contextlib.nullcontext():
-                return autotune_room.measured(reference.outputs, run)
+                return autotune_room.measured(
+                    reference.outputs, lambda: self._rerun(reference.inputs, reference.rng)
+                )
         finally:
             release_device_memory(state.device)
 
