@@ -23,9 +23,11 @@ constexpr std::array kJudgePassedThrough{"PATH",
                                          "NCCL_NVLS_ENABLE",
                                          "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                          "NVSHMEM_DISABLE_NVLS",
+                                         "KFORGE_TIMING_PLACEMENTS",
                                          "USER"};
 
-// The candidate gets less: no HOME, USER or locale of the user, only what finds libraries and tools.
+// The candidate gets less: no HOME, USER or locale of the user, only what finds libraries and tools, and
+// KFORGE_TIMING_PLACEMENTS (not a secret), so both sides time on as many memory placements.
 constexpr std::array kCandidatePassedThrough{"PATH",
                                              "LD_LIBRARY_PATH",
                                              "CUDA_VISIBLE_DEVICES",
@@ -35,7 +37,8 @@ constexpr std::array kCandidatePassedThrough{"PATH",
                                              "TRITON_LIBCUDA_PATH",
                                              "NCCL_NVLS_ENABLE",
                                              "TORCH_SYMM_MEM_DISABLE_MULTICAST",
-                                             "NVSHMEM_DISABLE_NVLS"};
+                                             "NVSHMEM_DISABLE_NVLS",
+                                             "KFORGE_TIMING_PLACEMENTS"};
 
 template <std::size_t N>
 void pass_through(WorkerLaunch& launch, const std::array<const char*, N>& names, bool cpu_device) {

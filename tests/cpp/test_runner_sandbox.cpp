@@ -2,12 +2,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "runner/sandbox.hpp"
 #include "runner/worker_launch.hpp"
@@ -379,11 +381,18 @@ reply({"shm": bytes(view[:5]).decode(), "thread": len(done), "subprocess": child
 TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
   ASSERT_EQ(setenv("KFORGE_TEST_SECRET", "hunter2", 1), 0);
   ASSERT_EQ(setenv("KFORGE_SANDBOX", "best-effort", 1), 0);
+  ASSERT_EQ(setenv("KFORGE_TIMING_PLACEMENTS", "3", 1), 0);
   const PythonEnvironment python{kPython, root_ / "python"};
   auto launch =
       make_candidate_launch(python, root_, true, CandidateSandboxContext{{judge_.pid()}, 30.0, {}, {}});
+  const auto judge = make_worker_launch(WorkerRole::judge, python, root_, true);
   unsetenv("KFORGE_TEST_SECRET");
   unsetenv("KFORGE_SANDBOX");
+  unsetenv("KFORGE_TIMING_PLACEMENTS");
+  // Both sides time on the same number of memory placements (docs/verdict.md, "Placements").
+  EXPECT_NE(std::ranges::find(judge.environment,
+                              std::pair<std::string, std::string>{"KFORGE_TIMING_PLACEMENTS", "3"}),
+            judge.environment.end());
   launch.hidden_reply_channel = false;  // a shell probe answering on fd 4, not the candidate worker
   launch.executable = "/bin/sh";
   launch.arguments = {"-c", "read -r line <&3; env; echo '{\"ok\":true}' >&4"};
@@ -397,6 +406,7 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
             std::string::npos);
   EXPECT_NE(env.find("TRITON_INTERPRET=1"), std::string::npos);
   EXPECT_NE(env.find("TEARDOWN_CUPTI=1"), std::string::npos) << "CUPTI must not stay attached after tracing";
+  EXPECT_NE(env.find("KFORGE_TIMING_PLACEMENTS=3"), std::string::npos) << env;
   EXPECT_TRUE(
       worker.sandbox_status()["layers"]["environment"].get<std::string>().starts_with("on (only PATH"));
 }
