@@ -5,8 +5,8 @@ Method (the one kforge uses, written again here independently): before each samp
 (a write of max(2 x L2, 128 MiB), through one of 4 windows 32 MiB apart, in turn), the call's inputs are
 the next of up to 8 copies (extra copies within 128 MiB) and the outputs of its last 7 calls (within 128
 MiB) are still held, so its memory moves from sample to sample as kforge's does (placements.py); and
-the stream sleeps (torch.cuda._sleep, calibrated with events) for
-3x the call's 90th-percentile host enqueue time, at least 20 µs; then CUDA events bracket the call, and
+the stream sleeps (torch.cuda._sleep, calibrated with events) for 3x the call's 90th-percentile host
+enqueue time, at least 20 µs; then CUDA events bracket the call, and
 the host waits for the end event before it queues the next sample (nothing reaches the GPU mid-call).
 Samples follow a warm-up of at least 20 calls and 200 ms. Also triton.testing.do_bench (25 ms warm-up,
 100 ms of repetitions, median) on the same call.
