@@ -49,6 +49,9 @@ struct GoldPass {
   // The gold's test block failed with kforge's poisoned allocations and passed without: it reads memory
   // it never wrote. Its answers are then run unpoisoned too; this is how the poisoned run failed.
   std::optional<std::string> reads_unwritten;
+  // The gold's values from a second run whose uninitialized allocations held another value: where they
+  // differ from `values`, the gold left the element undefined (tritonbench_compare --gold-second).
+  std::optional<fs::path> second_values;
   double seconds = 0.0;
 };
 
@@ -208,6 +211,9 @@ class TritonBenchBatch {
     gold.error = gold.ok ? "" : why + failure_text(result);
     gold.stdout_text = gold.ok ? result.answer->value("stdout", "") : "";
     gold.values = module_folder / "values.pt";
+    if (gold.ok && !gold.reads_unwritten && result.answer->value("may_hold_poison", false)) {
+      gold.second_values = second_poison_values(item, runner, folder);
+    }
     if (gold.ok) {
       make_gold_problem(item, *result.answer, gold);
     } else {
@@ -215,6 +221,24 @@ class TritonBenchBatch {
     }
     gold.seconds = seconds_since(start);
     return gold;
+  }
+
+  // The gold's values run again with a second poison, or nullopt when that run fails (its elements are
+  // then all compared, as before the second run existed).
+  std::optional<fs::path> second_poison_values(const problem::TritonBenchItem& item,
+                                               runner::ProgramRunner& runner, const fs::path& folder) {
+    const auto module_folder = folder / "second_poison";
+    fs::create_directories(module_folder);
+    auto arguments = run_arguments(fs::absolute(item.gold_file), module_folder);
+    arguments.emplace_back("--second-poison");
+    const auto result = run_holding_gate(runner, [&](runner::ProgramPause* pause) {
+      return runner.run_trusted("tritonbench_run", folder, arguments, module_folder / "result.json",
+                                settings_.base.timeout_s, pause);
+    });
+    if (!result.answer || !result.answer->value("ok", false)) {
+      return std::nullopt;
+    }
+    return module_folder / "values.pt";
   }
 
   // The reference problem from the gold run's capture: the wrapper, its inputs and what it writes.
@@ -307,11 +331,20 @@ class TritonBenchBatch {
     const auto start = Clock::now();
     const auto folder = scratch_.directory() / "answers" / std::to_string(index);
     fs::create_directories(folder);
-    const auto compared = runner.run_trusted("tritonbench_compare", folder,
-                                             {"--gold", gold.values.string(), "--model", values.string(),
-                                              "--out", (folder / "compare.json").string()},
-                                             folder / "compare.json", settings_.base.timeout_s);
+    std::vector<std::string> arguments{"--gold", gold.values.string(), "--model", values.string(),
+                                       "--out", (folder / "compare.json").string()};
+    if (gold.second_values) {
+      arguments.insert(arguments.end(), {"--gold-second", gold.second_values->string()});
+    }
+    const auto compared = runner.run_trusted("tritonbench_compare", folder, arguments, folder / "compare.json",
+                                             settings_.base.timeout_s);
     row.seconds["compare"] = seconds_since(start);
+    const auto undefined = compared.answer ? compared.answer->value("undefined_elements", 0L) : 0L;
+    if (undefined > 0) {
+      row.notes.push_back(fmt::format("{} element(s) the gold's test block leaves undefined (memory it "
+                                      "allocates uninitialized and never writes) were not compared",
+                                      undefined));
+    }
     row.exec = compared.answer && compared.answer->value("match", false);
     row.exec_reason = row.exec ? ""
                       : compared.answer

@@ -360,6 +360,29 @@ def test_an_answer_right_on_the_captured_call_but_wrong_on_another_test_case_is_
     assert report["kforge"]["accepted_rate"] == 0
 
 
+def test_an_answer_that_writes_what_the_gold_leaves_undefined_is_execution_accurate(tmp_path: Path) -> None:
+    # The gold's test block returns the whole padded output, padding included (as a real gold's
+    # `torch.empty` output with a zero-length case does); a right answer that zero-fills the padding
+    # differs from the gold only where the gold's values are undefined.
+    gold = tmp_path / "checkout" / "data" / "TritonBench_G_v1"
+    gold.mkdir(parents=True)
+    (gold / "pad_rows.py").write_text(PAD_ROWS + SEPARATOR + "\n" + PAD_ROWS_TEST.replace("[:, :40]", ""))
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "pad_rows.py").write_text(PAD_ROWS.replace("out = torch.empty(", "out = torch.zeros("))
+    code, report, err = tritonbench(
+        "--tritonbench", str(tmp_path / "checkout"), "--channel", "G", "--samples", str(answers)
+    )
+    assert code == 0, err
+    assert report is not None
+    (row,) = report["items"]
+    assert row["call"] and row["exec"], row
+    assert any("144 element(s) the gold's test block leaves undefined" in note for note in row["notes"]), row[
+        "notes"
+    ]
+    assert row["verdict"]["outcome"] == "accepted", row["verdict"]["summary"]
+
+
 # A gold whose test block reads memory it never wrote, as real ones do (an index buffer made with
 # torch.empty and never filled): under kforge's poisoned allocations the buffer reads INT32_MAX and the
 # test block's own check fails; left as the allocator gives it (64 MiB: fresh zero pages) it passes.

@@ -11,6 +11,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the workers' own modules, here
 
+from kforge.worker.tritonbench_compare import compare
 from kforge.worker.tritonbench_run import run
 
 SEPARATOR = "#" * 146
@@ -53,3 +54,55 @@ def test_what_the_file_leaves_unwritten_is_nan_on_every_run(tmp_path: Path) -> N
     values = torch.load(tmp_path / "values.pt", weights_only=True)["result_gold"]
     assert values[:2].tolist() == [1.0, 1.0]
     assert torch.isnan(values[2:]).all()
+
+
+HALF = "import torch\n\n\ndef half(x):\n    out = torch.empty(4)\n    out[:2] = x[:2]\n    return out\n"
+
+
+def half_file(tmp_path: Path, code: str = HALF, name: str = "half.py") -> Path:
+    path = tmp_path / name
+    path.write_text(code + TEST_BLOCK.replace("twice(torch.ones(3))", "half(torch.ones(4))"))
+    return path
+
+
+def test_a_gold_holding_the_poison_says_so_and_its_second_run_holds_another_value(tmp_path: Path) -> None:
+    path = half_file(tmp_path)
+    first = run(path, tmp_path / "first.pt", False, 0)
+    assert first["ok"] and first["may_hold_poison"], first
+    second = run(path, tmp_path / "second.pt", False, 0, second_poison=True)
+    assert second["ok"], second
+    values = torch.load(tmp_path / "second.pt", weights_only=True)["result_gold"]
+    assert values.tolist() == [1.0, 1.0, 3.25, 3.25]  # the unwritten half follows the second poison
+    # Every element written: nothing can be undefined, and kforge runs the gold once.
+    whole = half_file(tmp_path, HALF.replace("out[:2] = x[:2]", "out[:] = x"), "whole.py")
+    assert not run(whole, tmp_path / "whole.pt", False, 0)["may_hold_poison"]
+
+
+def test_the_elements_a_gold_leaves_undefined_are_not_compared_and_are_counted(tmp_path: Path) -> None:
+    gold = half_file(tmp_path)
+    run(gold, tmp_path / "gold.pt", False, 0)
+    run(gold, tmp_path / "gold2.pt", False, 0, second_poison=True)
+    # An answer that writes zeros where the gold leaves memory unwritten: equal where the gold is defined.
+    zeros = half_file(tmp_path, HALF.replace("torch.empty(4)", "torch.zeros(4)"), "zeros.py")
+    run(zeros, tmp_path / "zeros.pt", False, 0)
+    without_second = compare(tmp_path / "gold.pt", tmp_path / "zeros.pt")
+    assert not without_second["match"] and "2 of 4 elements differ" in without_second["reason"]
+    with_second = compare(tmp_path / "gold.pt", tmp_path / "zeros.pt", tmp_path / "gold2.pt")
+    assert with_second == {"match": True, "reason": None, "undefined_elements": 2}
+    # Wrong where the gold is defined: still a difference, named on the elements compared.
+    wrong = half_file(tmp_path, HALF.replace("out[:2] = x[:2]", "out[:2] = x[:2] * 3"), "wrong.py")
+    run(wrong, tmp_path / "wrong.pt", False, 0)
+    differs = compare(tmp_path / "gold.pt", tmp_path / "wrong.pt", tmp_path / "gold2.pt")
+    assert not differs["match"] and "2 of 2 elements differ" in differs["reason"], differs
+
+
+def test_a_nan_the_gold_computes_is_defined_and_must_be_matched(tmp_path: Path) -> None:
+    # log(-1) is NaN in both gold runs: the gold computes it, so an answer writing 0 there is wrong.
+    code = "import torch\n\n\ndef half(x):\n    return torch.log(x - 2)\n"
+    gold = half_file(tmp_path, code)
+    assert run(gold, tmp_path / "gold.pt", False, 0)["may_hold_poison"]
+    run(gold, tmp_path / "gold2.pt", False, 0, second_poison=True)
+    zeros = half_file(tmp_path, code.replace("torch.log(x - 2)", "torch.zeros(4)"), "zeros.py")
+    run(zeros, tmp_path / "zeros.pt", False, 0)
+    result = compare(tmp_path / "gold.pt", tmp_path / "zeros.pt", tmp_path / "gold2.pt")
+    assert not result["match"] and result["undefined_elements"] == 0, result

@@ -7,7 +7,10 @@ TritonBench-G's rule for a model's answer. The file runs as one module with the 
 (`result_gold = test_x()`) are saved with torch.save for kforge.worker.tritonbench_compare. Memory torch
 allocates uninitialized is NaN-filled (kforge.worker.uninitialized), so what the file leaves unwritten is
 the same on every run. Every failure becomes an answer with a stage and a reason; a crash or hang leaves
-no answer, which is a failed call.
+no answer, which is a failed call. The answer's "may_hold_poison" says whether some saved number holds
+the fill (NaN, an integer type's maximum): kforge then runs the gold file again with --second-poison
+(what it allocates uninitialized holds another value), and kforge.worker.tritonbench_compare excludes
+the elements whose value followed the poison, which the gold leaves undefined.
 
 With --capture (the gold file's run) the wrapper is recorded while the test block runs, as
 kforge.worker.kernel_capture does, and the answer's "capture" holds kernel mode's inputs spec, the entry
@@ -16,6 +19,7 @@ gold file serves execution accuracy and kforge's verdict.
 
   python -m kforge.worker.tritonbench_run --file F.py --out RESULT.json --values VALUES.pt
       [--keep-imports-and-functions] [--seed 0] [--capture [--entry NAME] [--case K]]
+      [--no-poison | --second-poison]
 """
 
 from __future__ import annotations
@@ -82,6 +86,23 @@ def portable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [portable(item, depth + 1) for item in value]
     return f"<{type(value).__name__}>"
+
+
+def may_hold_poison(value: Any) -> bool:
+    """Whether a saved value holds torch's fill somewhere in a number tensor (NaN, an integer maximum):
+    only then can the gold have left an element undefined. Bool tensors are left out (True is both the
+    fill and a common answer, and a second run of the gold for every bool result costs more than it finds)."""
+    import torch
+
+    from kforge.worker.uninitialized import may_hold_poison as tensor_may_hold_poison
+
+    if isinstance(value, torch.Tensor):
+        return value.dtype != torch.bool and tensor_may_hold_poison(value)
+    if isinstance(value, dict):
+        return any(may_hold_poison(item) for item in value.values())
+    if isinstance(value, list):
+        return any(may_hold_poison(item) for item in value)
+    return False
 
 
 class Capture:
@@ -197,6 +218,7 @@ def run(
     seed: int,
     capture: Capture | None = None,
     poisoned: bool = True,
+    second_poison: bool = False,
 ) -> dict[str, Any]:
     code, test_block, _ = split_test_block(path.read_text(errors="replace"))
     if not test_block:
@@ -211,13 +233,22 @@ def run(
     use_interpreter_without_a_gpu()
     import torch
 
-    from kforge.worker.uninitialized import uninitialized_memory_poisoned
+    from kforge.worker.uninitialized import (
+        uninitialized_memory_poisoned,
+        uninitialized_memory_poisoned_differently,
+    )
 
     captured = (lambda: capture.answer()) if capture is not None else dict
     # Poisoned as the verdict's runs are: an element the gold leaves unwritten (a torch.empty output
     # filled in part) is NaN in the gold's values and in a right answer's alike, and compares equal.
     # Unpoisoned only where the gold's own test block needs it (it reads memory it never wrote).
-    poisoning = uninitialized_memory_poisoned() if poisoned else contextlib.nullcontext()
+    poisoning = (
+        contextlib.nullcontext()
+        if not poisoned
+        else uninitialized_memory_poisoned_differently()
+        if second_poison
+        else uninitialized_memory_poisoned()
+    )
     with CapturedStdout() as stdout, poisoning:
         try:
             namespace = run_module(runnable, code_part, test_block, seed, capture)
@@ -230,8 +261,16 @@ def run(
                 "stdout": stdout.text(),
                 **captured(),
             }
-    torch.save({name: portable(namespace.get(name)) for name in names}, values)
-    return {"ok": True, "code": code, "stdout": stdout.text(), "values": names, **captured()}
+    saved = {name: portable(namespace.get(name)) for name in names}
+    torch.save(saved, values)
+    return {
+        "ok": True,
+        "code": code,
+        "stdout": stdout.text(),
+        "values": names,
+        "may_hold_poison": poisoned and may_hold_poison(saved),
+        **captured(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,8 +283,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--capture", action="store_true", help="record the wrapper: kernel mode's inputs")
     parser.add_argument("--entry", default=None, help="--capture: the wrapper (default: found)")
     parser.add_argument("--case", type=int, default=None, help="--capture: which call (default: largest)")
-    parser.add_argument(
+    poison = parser.add_mutually_exclusive_group()
+    poison.add_argument(
         "--no-poison", action="store_true", help="leave torch.empty memory as it is (a gold that reads it)"
+    )
+    poison.add_argument(
+        "--second-poison",
+        action="store_true",
+        help="fill uninitialized allocations with a second value (finds what the gold leaves undefined)",
     )
     arguments = parser.parse_args(argv)
     capture = Capture(arguments.entry, arguments.case) if arguments.capture else None
@@ -258,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             arguments.seed,
             capture,
             poisoned=not arguments.no_poison,
+            second_poison=arguments.second_poison,
         ),
         ok=False,
     )
