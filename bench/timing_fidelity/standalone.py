@@ -2,7 +2,8 @@
 triton and that file: the reference kforge's per-call times are compared with (bench/timing_fidelity).
 
 Method (the one kforge uses, written again here independently): before each sample the L2 is flushed
-(a write of max(2 x L2, 128 MiB), through one of 4 windows 32 MiB apart, in turn), the call's inputs are
+(a read of max(2 x L2, 128 MiB), summed into a scalar, through one of 4 windows 32 MiB apart, in turn:
+L2 is left holding clean lines, nothing for the call to write back), the call's inputs are
 the next of up to 8 copies (extra copies within 128 MiB) and the outputs of its last 7 calls (within 128
 MiB) are still held, so its memory moves from sample to sample as kforge's does (placements.py); and
 the stream sleeps (torch.cuda._sleep, calibrated with events) for 3x the call's 90th-percentile host
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -45,7 +47,9 @@ class Blocked:
         l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
         size = max(128 << 20, 2 * l2)
         whole = torch.empty(size + 3 * (32 << 20), dtype=torch.uint8, device=device)
-        self.windows = [whole[i * (32 << 20) : i * (32 << 20) + size] for i in range(4)]
+        self.windows = [whole[i * (32 << 20) : i * (32 << 20) + size].view(torch.int32) for i in range(4)]
+        self.sink = torch.empty((), dtype=torch.int64, device=device)
+        self.writes = os.environ.get("KFORGE_TIMING_FLUSH", "read") == "write"
         rates = []
         for _ in range(5):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -70,7 +74,10 @@ class Blocked:
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
         torch.cuda.synchronize()
         for j, (start, end) in enumerate(zip(starts, ends, strict=True)):
-            self.windows[j % len(self.windows)].zero_()
+            if self.writes:  # KFORGE_TIMING_FLUSH=write, as kforge's workers then do
+                self.windows[j % len(self.windows)].zero_()
+            else:
+                torch.sum(self.windows[j % len(self.windows)], 0, out=self.sink)
             torch.cuda._sleep(int(sleep_us * self.cycles_per_us))
             start.record()
             call()

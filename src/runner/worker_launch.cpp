@@ -24,10 +24,11 @@ constexpr std::array kJudgePassedThrough{"PATH",
                                          "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                          "NVSHMEM_DISABLE_NVLS",
                                          "KFORGE_TIMING_PLACEMENTS",
+                                         "KFORGE_TIMING_FLUSH",
                                          "USER"};
 
 // The candidate gets less: no HOME, USER or locale of the user, only what finds libraries and tools, and
-// KFORGE_TIMING_PLACEMENTS (not a secret), so both sides time on as many memory placements.
+// KFORGE_TIMING_PLACEMENTS and KFORGE_TIMING_FLUSH (not secrets), so both sides time alike.
 constexpr std::array kCandidatePassedThrough{"PATH",
                                              "LD_LIBRARY_PATH",
                                              "CUDA_VISIBLE_DEVICES",
@@ -38,7 +39,8 @@ constexpr std::array kCandidatePassedThrough{"PATH",
                                              "NCCL_NVLS_ENABLE",
                                              "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                              "NVSHMEM_DISABLE_NVLS",
-                                             "KFORGE_TIMING_PLACEMENTS"};
+                                             "KFORGE_TIMING_PLACEMENTS",
+                                             "KFORGE_TIMING_FLUSH"};
 
 template <std::size_t N>
 void pass_through(WorkerLaunch& launch, const std::array<const char*, N>& names, bool cpu_device) {

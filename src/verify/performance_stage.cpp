@@ -44,7 +44,7 @@ constexpr std::size_t kSamplesPerWallCall = 10;
 constexpr std::size_t kFirstBatchWallCalls = 10;
 
 constexpr const char* kMethod =
-    "device time of one call: before each sample the L2 is flushed (a write of max(2 x L2, 128 MiB)) and "
+    "device time of one call: before each sample the L2 is flushed (a read of max(2 x L2, 128 MiB)) and "
     "the stream sleeps (torch.cuda._sleep) 3x the call's host enqueue time, so the whole call is queued "
     "before the start event; CUDA events bracket the call (host launch overhead excluded, cold L2); "
     "warm-up until steady; median; reference and candidate timed alike in paired rounds (at least 10) "

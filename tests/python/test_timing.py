@@ -25,7 +25,7 @@ from kforge.worker.correctness import Tolerance
 from kforge.worker.judge import Judge
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference
 from kforge.worker.timed_outputs import TimedOutputLog, input_attribute_problems
-from kforge.worker.timing import HostClock, Pacing, SampleTimer, WarmUpPolicy
+from kforge.worker.timing import FLUSH_VARIABLE, HostClock, Pacing, SampleTimer, WarmUpPolicy, flush_kind
 
 # --- pure pieces -----------------------------------------------------------------------------------
 
@@ -411,3 +411,13 @@ def test_without_a_second_value_set_the_timed_calls_are_still_checked(
 ) -> None:
     result = _judged_timing(tmp_path, HONEST, value_sets=1)
     assert result["sets"] == 1 and result["passed"], result["failures"]
+
+
+def test_the_flush_reads_unless_told_to_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(FLUSH_VARIABLE, raising=False)
+    assert flush_kind() == "read"
+    monkeypatch.setenv(FLUSH_VARIABLE, "write")
+    assert flush_kind() == "write"
+    monkeypatch.setenv(FLUSH_VARIABLE, "zero")
+    with pytest.raises(ValueError, match="KFORGE_TIMING_FLUSH must be one of read, write, not 'zero'"):
+        flush_kind()

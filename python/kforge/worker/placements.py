@@ -9,7 +9,7 @@ to ±5% across the two processes, and differently in every fresh process.
 
 Each side therefore times on several placements in turn: its timing inputs are copied PLACEMENTS times
 (the value set of a sample is copied into the next copy), the outputs of its last samples are kept alive
-so that the allocator hands each call other output memory, and the L2 flush writes a window that moves
+so that the allocator hands each call other output memory, and the L2 flush reads a window that moves
 (timing.CudaClock). Each side's median is then over the same number of placements, and the two sides'
 placements differ far less than one against one. Large inputs get fewer copies (PLACEMENT_BYTES bounds the
 extra memory): a call that large spans so many pages that its placement no longer matters.

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -61,7 +62,12 @@ _EVENT_SYNCHRONIZE = torch.cuda.Event.synchronize
 _SYNCHRONIZE = torch.cuda.synchronize
 _CURRENT_STREAM = torch.cuda.current_stream
 _SLEEP = torch.cuda._sleep
+_SUM = torch.sum
 _ZERO = torch.Tensor.zero_
+# KFORGE_TIMING_FLUSH=write flushes by writing, as kforge did before session 16 and as KernelBench and
+# do_bench do: for diagnosis and A/B measurements only (docs/verdict.md, "What one timed call is").
+FLUSH_VARIABLE = "KFORGE_TIMING_FLUSH"
+FLUSH_KINDS = ("read", "write")
 _PERF_COUNTER = time.perf_counter
 
 # (owner, attribute) pairs whose value at import is the honest one.
@@ -249,6 +255,14 @@ def forget_autotuned_configs() -> int:
     return emptied
 
 
+def flush_kind() -> str:
+    """How the L2 is flushed before each sample: "read" (the default) or what KFORGE_TIMING_FLUSH says."""
+    kind = os.environ.get(FLUSH_VARIABLE, "read")
+    if kind not in FLUSH_KINDS:
+        raise ValueError(f"{FLUSH_VARIABLE} must be one of {', '.join(FLUSH_KINDS)}, not {kind!r}")
+    return kind
+
+
 class CudaClock:
     """CUDA events, the L2 flush buffer and the calibrated sleep of one device, all on its current stream."""
 
@@ -259,9 +273,11 @@ class CudaClock:
         with kforge_owned():
             whole = flush_bytes + (FLUSH_WINDOWS - 1) * FLUSH_STRIDE
             buffer = torch.empty(whole, dtype=torch.uint8, device=device)
+            self._sink = torch.empty((), dtype=torch.int64, device=device)
         starts = [i * FLUSH_STRIDE for i in range(FLUSH_WINDOWS)]
-        self._windows = [buffer[start : start + flush_bytes] for start in starts]
+        self._windows = [buffer[start : start + flush_bytes].view(torch.int32) for start in starts]
         self._window = 0
+        self._writes = flush_kind() == "write"
         self.cycles_per_us = 0.0
         self.calibrate()
 
@@ -279,9 +295,14 @@ class CudaClock:
         self.cycles_per_us = max(self.cycles_per_us, cycles_per_us(CALIBRATION_CYCLES, elapsed))
 
     def flush(self) -> None:
+        """Reads the next window (a sum into a scalar): L2 ends full of clean lines of the flush buffer, so
+        the call pays no write-back of a flush's dirty lines (docs/verdict.md, "What one timed call is")."""
         self._window = (self._window + 1) % len(self._windows)
         with kforge_owned():
-            _ZERO(self._windows[self._window])
+            if self._writes:
+                _ZERO(self._windows[self._window])
+            else:
+                _SUM(self._windows[self._window], 0, out=self._sink)
 
     def sleep(self, microseconds: float) -> None:
         _SLEEP(max(1, int(microseconds * self.cycles_per_us)))
