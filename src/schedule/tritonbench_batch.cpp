@@ -331,19 +331,21 @@ class TritonBenchBatch {
     const auto start = Clock::now();
     const auto folder = scratch_.directory() / "answers" / std::to_string(index);
     fs::create_directories(folder);
-    std::vector<std::string> arguments{"--gold", gold.values.string(), "--model", values.string(),
-                                       "--out", (folder / "compare.json").string()};
+    std::vector<std::string> arguments{"--gold",  gold.values.string(),
+                                       "--model", values.string(),
+                                       "--out",   (folder / "compare.json").string()};
     if (gold.second_values) {
       arguments.insert(arguments.end(), {"--gold-second", gold.second_values->string()});
     }
-    const auto compared = runner.run_trusted("tritonbench_compare", folder, arguments, folder / "compare.json",
-                                             settings_.base.timeout_s);
+    const auto compared = runner.run_trusted("tritonbench_compare", folder, arguments,
+                                             folder / "compare.json", settings_.base.timeout_s);
     row.seconds["compare"] = seconds_since(start);
     const auto undefined = compared.answer ? compared.answer->value("undefined_elements", 0L) : 0L;
     if (undefined > 0) {
-      row.notes.push_back(fmt::format("{} element(s) the gold's test block leaves undefined (memory it "
-                                      "allocates uninitialized and never writes) were not compared",
-                                      undefined));
+      row.notes.push_back(
+          fmt::format("{} element(s) the gold's test block leaves undefined (memory it "
+                      "allocates uninitialized and never writes) were not compared",
+                      undefined));
     }
     row.exec = compared.answer && compared.answer->value("match", false);
     row.exec_reason = row.exec ? ""
