@@ -106,3 +106,13 @@ def test_a_nan_the_gold_computes_is_defined_and_must_be_matched(tmp_path: Path) 
     run(zeros, tmp_path / "zeros.pt", False, 0)
     result = compare(tmp_path / "gold.pt", tmp_path / "zeros.pt", tmp_path / "gold2.pt")
     assert not result["match"] and result["undefined_elements"] == 0, result
+
+
+def test_an_unreadable_second_run_leaves_every_element_compared(tmp_path: Path) -> None:
+    gold = half_file(tmp_path)
+    run(gold, tmp_path / "gold.pt", False, 0)
+    (tmp_path / "gold2.pt").write_bytes(b"not a torch file")
+    zeros = half_file(tmp_path, HALF.replace("torch.empty(4)", "torch.zeros(4)"), "zeros.py")
+    run(zeros, tmp_path / "zeros.pt", False, 0)
+    result = compare(tmp_path / "gold.pt", tmp_path / "zeros.pt", tmp_path / "gold2.pt")
+    assert not result["match"] and result["undefined_elements"] == 0, result

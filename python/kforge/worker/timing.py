@@ -296,7 +296,8 @@ class CudaClock:
 
     def flush(self) -> None:
         """Reads the next window (a sum into a scalar): L2 ends full of clean lines of the flush buffer, so
-        the call pays no write-back of a flush's dirty lines (docs/verdict.md, "What one timed call is")."""
+        the call pays no write-back of a flush's dirty lines (docs/verdict.md, "What one timed call is").
+        Writes it instead under KFORGE_TIMING_FLUSH=write."""
         self._window = (self._window + 1) % len(self._windows)
         with kforge_owned():
             if self._writes:
