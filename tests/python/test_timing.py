@@ -421,3 +421,23 @@ def test_the_flush_reads_unless_told_to_write(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv(FLUSH_VARIABLE, "zero")
     with pytest.raises(ValueError, match="KFORGE_TIMING_FLUSH must be one of read, write, not 'zero'"):
         flush_kind()
+
+
+def test_the_flush_reads_the_next_window_and_leaves_it_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CudaClock.flush on CPU tensors (its constructor needs a GPU): a read leaves no dirty lines, so the
+    # buffer keeps its bytes; KFORGE_TIMING_FLUSH=write zeroes the window instead, as before session 16.
+    for kind in ("read", "write"):
+        monkeypatch.setenv(FLUSH_VARIABLE, kind)
+        clock = object.__new__(timing.CudaClock)
+        buffer = torch.arange(64, dtype=torch.int32)
+        clock._windows = [buffer[0:32], buffer[16:48], buffer[32:64]]
+        clock._window = 0
+        clock._sink = torch.empty((), dtype=torch.int64)
+        clock._writes = timing.flush_kind() == "write"
+        clock.flush()
+        assert clock._window == 1  # the window moves on every flush
+        if kind == "read":
+            assert torch.equal(buffer, torch.arange(64, dtype=torch.int32))
+            assert int(clock._sink) == sum(range(16, 48))
+        else:
+            assert buffer[16:48].eq(0).all() and buffer[:16].ne(0).sum() == 15
