@@ -16,7 +16,9 @@
 #                recorded in docs/benchmarks.md); writes throughput.md/.json, bench-throughput.log, and
 #                throughput-details.tar.gz.
 # Usage: OUT=/some/dir scripts/timing-fidelity-check.sh [fidelity|tritonbench|throughput ...]
-# Environment: KFORGE_BIN (default build/release/kforge), KFORGE_PYTHON (default python3).
+# Environment: KFORGE_BIN (default build/release/kforge), KFORGE_PYTHON (default python3);
+# KFORGE_TIMING_FLUSH=write times with the write flush of KernelBench and do_bench instead of kforge's
+# read flush (both sides and the standalone harness), for an A/B against the default.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/kforge-timing-fidelity}
@@ -33,6 +35,7 @@ parts=("$@")
   "$KFORGE" --version
   git log -1 --format='commit %H %s' 2>/dev/null || true
   nproc | sed 's/^/cpu cores /'
+  echo "l2 flush ${KFORGE_TIMING_FLUSH:-read}"
 } >"$OUT/environment.txt" 2>&1
 cat "$OUT/environment.txt"
 
