@@ -273,6 +273,7 @@ class CudaClock:
         with kforge_owned():
             whole = flush_bytes + (FLUSH_WINDOWS - 1) * FLUSH_STRIDE
             buffer = torch.empty(whole, dtype=torch.uint8, device=device)
+            _ZERO(buffer)  # written once, so the read flush never reads uninitialized memory
             self._sink = torch.empty((), dtype=torch.int64, device=device)
         starts = [i * FLUSH_STRIDE for i in range(FLUSH_WINDOWS)]
         self._windows = [buffer[start : start + flush_bytes].view(torch.int32) for start in starts]
