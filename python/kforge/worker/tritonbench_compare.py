@@ -26,7 +26,7 @@ import torch
 
 from kforge.worker.answers import write_answer
 from kforge.worker.correctness import compare_tensor, default_tolerance
-from kforge.worker.uninitialized import poison_elements, undefined_elements
+from kforge.worker.uninitialized import may_hold_poison, undefined_elements
 
 
 class UndefinedCount:
@@ -41,7 +41,7 @@ def _undefined_mask(gold: torch.Tensor, second: Any) -> torch.Tensor | None:
     poison), or None when there are none to find."""
     if not isinstance(second, torch.Tensor) or second.shape != gold.shape or second.dtype != gold.dtype:
         return None
-    if gold.dtype == torch.bool or not bool(poison_elements(gold).any().item()):
+    if gold.dtype == torch.bool or not may_hold_poison(gold):
         return None
     return undefined_elements(gold, second, default_tolerance(gold.dtype))
 

@@ -94,15 +94,10 @@ def may_hold_poison(value: Any) -> bool:
     fill and a common answer, and a second run of the gold for every bool result costs more than it finds)."""
     import torch
 
+    from kforge.worker.timed_outputs import tensors_in
     from kforge.worker.uninitialized import may_hold_poison as tensor_may_hold_poison
 
-    if isinstance(value, torch.Tensor):
-        return value.dtype != torch.bool and tensor_may_hold_poison(value)
-    if isinstance(value, dict):
-        return any(may_hold_poison(item) for item in value.values())
-    if isinstance(value, list):
-        return any(may_hold_poison(item) for item in value)
-    return False
+    return any(tensor.dtype != torch.bool and tensor_may_hold_poison(tensor) for tensor in tensors_in(value))
 
 
 class Capture:
