@@ -217,6 +217,18 @@ WorkerProcess CandidateZygote::fork_program(const WorkerLaunch& launch) {
                         {"argv", std::vector<std::string>(std::next(module, 2), launch.arguments.end())}}}});
 }
 
+void CandidateZygote::preload_for(const std::string& code) {
+  const std::lock_guard lock(mutex_);
+  if (inductor_loaded_ || lost_ || code.find("torch._inductor") == std::string::npos) {
+    return;
+  }
+  inductor_loaded_ = true;
+  const auto reply = zygote_.call({{"op", "preload"}, {"modules", {"torch._inductor"}}}, kStartTimeout);
+  if (std::holds_alternative<WorkerFailure>(reply) || !zygote_.running()) {
+    lost_ = true;
+  }
+}
+
 WorkerProcess CandidateZygote::fork_launch(const WorkerLaunch& launch, const nlohmann::json& extra) {
   const std::lock_guard lock(mutex_);
   if (lost_ || !zygote_.running()) {

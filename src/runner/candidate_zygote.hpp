@@ -55,6 +55,10 @@ class CandidateZygote {
   // folder and sandbox. Wait for it with run_to_exit. Throws as fork_candidate does, and
   // std::invalid_argument when the launch's sandbox does not match the zygote's.
   WorkerProcess fork_program(const WorkerLaunch& launch);
+  // Before a candidate whose code imports torch._inductor (the Inductor teacher's): the zygote imports it
+  // once, so that neither this candidate nor the next pays it. Nothing for other code; a zygote that
+  // dies here is lost() (the candidate then starts fresh).
+  void preload_for(const std::string& code);
   bool lost() const;
   pid_t pid() const;
 
@@ -69,7 +73,8 @@ class CandidateZygote {
   ScratchSpace scratch_;  // parent of every candidate's scratch space; removed with the zygote
   WorkerProcess zygote_;
   bool lost_ = false;
-  bool trusted_ = false;      // outside the sandbox: forks unsandboxed programs only
+  bool trusted_ = false;  // outside the sandbox: forks unsandboxed programs only
+  bool inductor_loaded_ = false;
   mutable std::mutex mutex_;  // one fork request at a time on the zygote's channel
 };
 

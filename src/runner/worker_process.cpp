@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "runner/cleanup_registry.hpp"
+#include "runner/fork_server.hpp"
 #include "runner/sandbox.hpp"
 
 namespace kforge::runner {
@@ -239,6 +240,12 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
     replies = make_pipe();
   }
   Pipe log = make_pipe();
+  if (!sandbox && fork_server_may_start(launch)) {
+    if (auto started = start_on_server(launch, requests.read_end, replies.write_end, log.write_end,
+                                       requests.write_end, replies.read_end, log.read_end)) {
+      return std::move(*started);
+    }
+  }
   Pipe exec_status = make_pipe();
   const int hidden_reply_fd = launch.hidden_reply_channel ? choose_hidden_reply_fd() : -1;
   const pid_t pid = fork();
@@ -356,6 +363,7 @@ WorkerProcess::WorkerProcess(WorkerProcess&& other) noexcept
       sandbox_status_(std::move(other.sandbox_status_)),
       sandbox_report_(other.sandbox_report_),
       group_(std::exchange(other.group_, -1)),
+      server_status_fd_(std::exchange(other.server_status_fd_, -1)),
       watchdog_(other.watchdog_) {}
 
 WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
@@ -372,6 +380,7 @@ WorkerProcess& WorkerProcess::operator=(WorkerProcess&& other) noexcept {
     sandbox_status_ = std::move(other.sandbox_status_);
     sandbox_report_ = other.sandbox_report_;
     group_ = std::exchange(other.group_, -1);
+    server_status_fd_ = std::exchange(other.server_status_fd_, -1);
     watchdog_ = other.watchdog_;
   }
   return *this;
@@ -542,7 +551,7 @@ WorkerFailure WorkerProcess::reap_after_eof() {
   const auto deadline = std::chrono::steady_clock::now() + kGracePeriod;
   int status = 0;
   pid_t done = 0;
-  while ((done = waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+  while ((done = wait_exit(status, false)) == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (done == 0) {
@@ -559,7 +568,7 @@ WorkerFailure WorkerProcess::run_to_exit(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto next_memory_check = std::chrono::steady_clock::now() + MemoryWatchdog::kInterval;
   int status = 0;
-  while (waitpid(pid_, &status, WNOHANG) == 0) {
+  while (wait_exit(status, false) == 0) {
     if (std::chrono::steady_clock::now() >= deadline) {
       return kill_and_reap(
           WorkerFailureKind::timeout,
@@ -604,8 +613,7 @@ WorkerFailure WorkerProcess::kill_and_reap(WorkerFailureKind kind, std::string m
     kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    wait_exit(status, true);
     pid_ = -1;
     reap_group_leftovers();
   }
@@ -652,7 +660,7 @@ void WorkerProcess::stop() {
   close_fd(request_fd_);  // end of input asks the worker to exit on its own
   const auto deadline = std::chrono::steady_clock::now() + kGracePeriod;
   int status = 0;
-  while (waitpid(pid_, &status, WNOHANG) == 0) {
+  while (wait_exit(status, false) == 0) {
     if (std::chrono::steady_clock::now() >= deadline) {
       kill_and_reap(WorkerFailureKind::exited, "stopped");
       return;
@@ -680,6 +688,45 @@ void WorkerProcess::close_fds() {
   close_fd(request_fd_);
   close_fd(reply_fd_);
   close_fd(log_fd_);
+  close_fd(server_status_fd_);  // the server kills the worker's group if it is still running
+}
+
+pid_t WorkerProcess::wait_exit(int& status, bool block) {
+  if (server_status_fd_ < 0) {
+    pid_t done = 0;
+    while ((done = waitpid(pid_, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+    }
+    return done;
+  }
+  // A killed worker's status comes within moments; a server that does not send it is given up on.
+  constexpr int kBlockingWaitMs = 10'000;
+  const auto received = read_server_wait_status(server_status_fd_, block ? kBlockingWaitMs : 0);
+  if (!received) {
+    return block ? -1 : 0;
+  }
+  status = *received;
+  close_fd(server_status_fd_);
+  return pid_;
+}
+
+std::optional<WorkerProcess> WorkerProcess::start_on_server(const WorkerLaunch& launch, int request_read,
+                                                            int reply_write, int log_write, int request_write,
+                                                            int reply_read, int log_read) {
+  const auto folder = fork_server_folder();
+  if (!folder) {
+    return std::nullopt;
+  }
+  const auto started =
+      start_on_fork_server(*folder, launch, ForkedWorkerFds{log_write, request_read, reply_write});
+  if (!started) {
+    return std::nullopt;
+  }
+  for (int fd : {request_read, reply_write, log_write}) {
+    ::close(fd);
+  }
+  WorkerProcess process(started->pid, request_write, reply_read, log_read);
+  process.server_status_fd_ = started->status_fd;
+  return process;
 }
 
 }  // namespace kforge::runner

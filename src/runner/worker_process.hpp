@@ -135,6 +135,13 @@ class WorkerProcess {
   void announce_reply_channel(int hidden_reply_fd);
   std::optional<WorkerFailure> check_seal(const nlohmann::json& reply, const std::string& nonce);
   void forget_group();  // the group is gone: an interruption need not stop it
+  // The worker's exit: its pid once it exited (status set), 0 while it runs, -1 when it cannot be
+  // waited for. A worker the fork server started is waited for through the server's status line.
+  pid_t wait_exit(int& status, bool block);
+  // Starts `launch` on the warm fork server (fork_server.hpp) with these child ends; nullopt: start it here.
+  static std::optional<WorkerProcess> start_on_server(const WorkerLaunch& launch, int request_read,
+                                                      int reply_write, int log_write, int request_write,
+                                                      int reply_read, int log_read);
 
   pid_t pid_ = -1;
   int request_fd_ = -1;
@@ -145,7 +152,8 @@ class WorkerProcess {
   std::string log_;
   nlohmann::json sandbox_status_;
   SandboxReport sandbox_report_;
-  pid_t group_ = -1;  // the process group, kept after pid_ is reaped to collect what the group left
+  pid_t group_ = -1;           // the process group, kept after pid_ is reaped to collect what the group left
+  int server_status_fd_ = -1;  // a worker the fork server started: its wait status arrives here
   std::optional<MemoryWatchdog> watchdog_;
 };
 

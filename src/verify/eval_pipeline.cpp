@@ -332,7 +332,11 @@ runner::ScratchSpace new_scratch(runner::CandidateZygote* zygote, const ProblemS
 // Forked by the zygote when there is one; started fresh without one or once the zygote is lost.
 runner::WorkerProcess start_candidate(runner::CandidateZygote* zygote, const ProblemSession& session,
                                       const runner::ScratchSpace& scratch,
-                                      const runner::CandidateSandboxContext& context, bool on_gpu) {
+                                      const runner::CandidateSandboxContext& context, bool on_gpu,
+                                      const std::string& code) {
+  if (zygote != nullptr) {
+    zygote->preload_for(code);
+  }
   if (zygote != nullptr && !zygote->lost()) {
     try {
       return zygote->fork_candidate(scratch, context);
@@ -378,7 +382,7 @@ struct PrestartedCandidate {
         code_path(write_candidate_code(scratch, code)),
         on_gpu(runner::resolve_device(settings.device) != "cpu"),
         worker(start_candidate(nullptr, session, scratch, candidate_context(settings, session, scratch),
-                               on_gpu)) {}
+                               on_gpu, code)) {}
 
   runner::ScratchSpace scratch;
   fs::path code_path;
@@ -462,7 +466,7 @@ void run_worker_stages(const EvalSettings& settings, Verdict& verdict, const std
   auto candidate = prestarted
                        ? std::move(prestarted->worker)
                        : start_candidate(zygote, session, scratch,
-                                         candidate_context(settings, session, scratch), context.on_gpu);
+                                         candidate_context(settings, session, scratch), context.on_gpu, code);
   verdict.candidate["sandbox"] = candidate.sandbox_status();
   verdict.stage(StageName::compile).details["candidate_worker"] =
       prestarted                             ? "started while the judge loaded the problem"

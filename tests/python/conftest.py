@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,22 @@ def private_default_store(tmp_path_factory: pytest.TempPathFactory) -> None:
     """kforge's default result store is the user's (~/.cache/kforge): the tests get one of their own,
     so a verdict stored by an earlier run is never served where a test needs an evaluation."""
     os.environ["KFORGE_STORE"] = str(tmp_path_factory.mktemp("default-store") / "results.sqlite")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def warm_judges(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Judges come from a warm fork server (KFORGE_FORK_SERVER, docs/batch.md): about 2 s of CPU saved per
+    evaluation, which is what keeps the test command within its time. Each pytest-xdist worker has its
+    own servers, stopped at the end. KFORGE_TEST_FRESH_WORKERS=1 starts every judge fresh instead."""
+    if os.environ.get("KFORGE_TEST_FRESH_WORKERS") == "1":
+        yield
+        return
+    folder = tmp_path_factory.mktemp("fork-servers")
+    os.environ["KFORGE_FORK_SERVER"] = str(folder)
+    yield
+    for lock in folder.glob("*.lock"):
+        with contextlib.suppress(ValueError, OSError):
+            os.kill(int(lock.read_text().split()[0]), signal.SIGTERM)
 
 
 def kforge_binary() -> Path:

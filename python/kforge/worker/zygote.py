@@ -30,6 +30,7 @@ from typing import Any
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 PROGRAMS = frozenset({"tritonbench_run", "tritonbench_compare", "kernel_capture"})
+PRELOADABLE = frozenset({"torch._inductor"})
 MAX_FDS = 8
 STATUS_TIMEOUT_S = 60.0
 # System call numbers shared by x86-64 and arm64 (Landlock's are the same on every architecture).
@@ -200,14 +201,27 @@ def fork_candidate(request: dict[str, Any], fds: list[int], channel: socket.sock
 
 
 def _preload() -> None:
-    """Everything a candidate imports before it runs its own code, imported once here. torch._inductor
-    too (3 s on a CPU): the Inductor teacher's candidates import its runtime, and a forked candidate
-    should not pay that within its compile allowance."""
-    import torch
-    import torch._inductor  # noqa: F401
+    """Everything a candidate imports before it runs its own code, imported once here."""
+    import torch  # noqa: F401
     import triton.language  # noqa: F401
 
     from kforge.worker import candidate, kernel_capture, tritonbench_compare, tritonbench_run  # noqa: F401
+
+
+def _preload_more(modules: Any) -> dict[str, Any]:
+    """Imports more of PRELOADABLE before the next forks, when kforge sees a candidate that will need it:
+    torch._inductor (1.5-3 s of CPU) for the Inductor teacher's candidates, which import its runtime, so
+    each forked one does not pay that within its compile allowance; a zygote that forks none of them
+    does not pay it at all."""
+    import importlib
+
+    names = [str(name) for name in modules] if isinstance(modules, list) else []
+    unknown = sorted(set(names) - PRELOADABLE)
+    if unknown:
+        return {"ok": False, "error": {"kind": "protocol", "message": f"cannot preload {unknown}"}}
+    for name in names:
+        importlib.import_module(name)
+    return {"ok": True}
 
 
 def serve(channel: socket.socket) -> None:
@@ -233,6 +247,8 @@ def serve(channel: socket.socket) -> None:
                 os.close(fd)
             if op == "ready":
                 response = {"ok": True, "pid": os.getpid()}
+            elif op == "preload":
+                response = _preload_more(request.get("modules"))
             elif op == "shutdown":
                 channel.sendall(b'{"ok": true}\n')
                 return
