@@ -21,6 +21,7 @@
 #include <system_error>
 #include <vector>
 
+#include "runner/descriptor_passing.hpp"
 #include "runner/environment_variable.hpp"
 
 namespace kforge::runner {
@@ -30,16 +31,23 @@ constexpr int kReplyTimeoutMs = 10'000;
 constexpr std::size_t kMaxLineBytes = 4096;
 constexpr std::string_view kJudgeModule = "kforge.worker.judge";
 
+std::string variable_entry(const std::string& name, const std::string& value) {
+  std::string entry = name;
+  entry.append("=").append(value);
+  return entry;
+}
+
 // The environment less the per-evaluation folders, sorted: what a server must have been started with.
 std::vector<std::string> comparable_environment(const WorkerLaunch& launch) {
   const bool no_user_site = std::ranges::any_of(
       launch.environment, [](const auto& entry) { return entry.first == "PYTHONNOUSERSITE"; });
   std::vector<std::string> entries;
+  entries.reserve(launch.environment.size());
   for (const auto& [name, value] : launch.environment) {
     if (name == "TMPDIR" || name == "TRITON_CACHE_DIR" || (no_user_site && name == "HOME")) {
       continue;
     }
-    entries.push_back(name + "=" + value);
+    entries.push_back(variable_entry(name, value));
   }
   std::ranges::sort(entries);
   return entries;
@@ -70,8 +78,9 @@ int connect_to(const std::filesystem::path& path) {
   if (fits) {
     std::memcpy(&address.sun_path[0], short_path.c_str(), short_path.size() + 1);
   }
-  const bool connected =
-      fd >= 0 && fits && connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API takes a sockaddr*
+  const auto* generic = reinterpret_cast<const sockaddr*>(&address);
+  const bool connected = fd >= 0 && fits && connect(fd, generic, sizeof address) == 0;
   ::close(folder);
   if (!connected) {
     if (fd >= 0) {
@@ -84,20 +93,7 @@ int connect_to(const std::filesystem::path& path) {
 
 bool send_with_fds(int socket_fd, const std::string& line, const ForkedWorkerFds& fds) {
   const std::array<int, 3> passed{fds.log, fds.requests, fds.replies};
-  std::array<char, CMSG_SPACE(sizeof(int) * 3)> control{};
-  iovec data{const_cast<char*>(line.data()), line.size()};
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control.data();
-  message.msg_controllen = control.size();
-  cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int) * passed.size());
-  std::memcpy(CMSG_DATA(header), passed.data(), sizeof(int) * passed.size());
-  const auto sent = sendmsg(socket_fd, &message, MSG_NOSIGNAL);
-  return sent == static_cast<ssize_t>(line.size());
+  return send_with_descriptors(socket_fd, line, passed) == static_cast<ssize_t>(line.size());
 }
 
 // One line from the server, read byte by byte so nothing after it is consumed; nullopt on timeout.
@@ -141,16 +137,19 @@ void start_server(const std::filesystem::path& folder, const std::filesystem::pa
                                         "--idle",
                                         fmt::format("{:.0f}", kForkServerIdleSeconds)};
   std::vector<std::string> env_storage;
+  env_storage.reserve(launch.environment.size() + 2);
   for (const auto& [name, value] : launch.environment) {
     if (name == "TMPDIR" || name == "TRITON_CACHE_DIR") {
       continue;
     }
-    env_storage.push_back(name + "=" + value);
+    env_storage.push_back(variable_entry(name, value));
   }
-  env_storage.push_back("TMPDIR=" + folder.string());
-  env_storage.push_back("TRITON_CACHE_DIR=" + (folder / "triton-cache").string());
+  env_storage.push_back(variable_entry("TMPDIR", folder.string()));
+  env_storage.push_back(variable_entry("TRITON_CACHE_DIR", (folder / "triton-cache").string()));
   std::vector<char*> argv;
   std::vector<char*> envp;
+  argv.reserve(argv_storage.size() + 1);
+  envp.reserve(env_storage.size() + 1);
   for (auto& argument : argv_storage) {
     argv.push_back(argument.data());
   }

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "runner/cleanup_registry.hpp"
+#include "runner/descriptor_passing.hpp"
 #include "runner/fork_server.hpp"
 #include "runner/sandbox.hpp"
 
@@ -429,22 +430,7 @@ bool WorkerProcess::send_request(const std::string& line, const std::vector<int>
   std::string_view remaining = line;
   if (!fds.empty()) {
     // The descriptors ride on the first bytes of the line (SCM_RIGHTS); the rest follows as plain writes.
-    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
-    std::string first(remaining);  // iovec wants a mutable pointer; sendmsg never writes it
-    iovec data{first.data(), first.size()};
-    msghdr message{};
-    message.msg_iov = &data;
-    message.msg_iovlen = 1;
-    message.msg_control = control.data();
-    message.msg_controllen = control.size();
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(header), fds.data(), sizeof(int) * fds.size());
-    ssize_t sent = -1;
-    while ((sent = sendmsg(request_fd_, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
+    const ssize_t sent = send_with_descriptors(request_fd_, remaining, fds);
     if (sent < 0) {
       return false;
     }
