@@ -152,6 +152,10 @@ def test_the_server_declines_another_environment_and_other_modules(
     assert "is not one of" in declined(socket_path, judge_request(environment, tmp_path, "candidate"))
     other_interpreter = {**judge_request(environment, tmp_path), "executable": "/bin/sh"}
     assert declined(socket_path, other_interpreter) == "another interpreter"
+    assert "is not one of" in declined(socket_path, judge_request(environment, tmp_path, "zygote"))
+    malformed = {**judge_request(environment, tmp_path), "environment": [["A_NAME_WITHOUT_A_VALUE"]]}
+    assert declined(socket_path, malformed).startswith("ValueError")
+    assert declined(socket_path, changed) == "another environment", "the server serves on after a bad request"
 
 
 def test_the_server_declines_a_sandboxed_peer(server: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
@@ -166,11 +170,13 @@ def test_the_server_declines_a_sandboxed_peer(server: tuple[Path, dict[str, str]
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             os.write(write_end, declined(socket_path, judge_request(environment, tmp_path)).encode())
             code = 0
+        except BaseException as exc:  # noqa: BLE001 - reaches the assertion below through the pipe
+            os.write(write_end, repr(exc).encode())
         finally:
             os._exit(code)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as answer:
         why = answer.read().decode()
     _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
     assert why == "the peer is sandboxed"
+    assert os.waitstatus_to_exitcode(status) == 0

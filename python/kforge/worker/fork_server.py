@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODULES = frozenset({"judge", "zygote"})
+MODULES = frozenset({"judge"})  # never a zygote: its programs must be re-parented to kforge
 PER_LAUNCH = ("TMPDIR", "TRITON_CACHE_DIR")  # folders of one evaluation; HOME too where user site is off
 MAX_REQUEST_BYTES = 1 << 20
 MAX_FDS = 4
@@ -174,9 +174,9 @@ class Server:
         self.last_activity = time.monotonic()
         fds: list[int] = []
         try:
+            request, fds = self.receive(connection)  # read first, so that a refusal reaches the peer
             refused = peer_may_ask(connection)
             if refused is None:
-                request, fds = self.receive(connection)
                 module, arguments, refused = check_request(request, self.environment)
                 if not refused and len(fds) != 3:
                     refused = "a worker needs three descriptors: log, requests, replies"
@@ -198,7 +198,7 @@ class Server:
             self.workers[pid] = connection
             self.answer(connection, {"pid": pid})
             print(f"kforge fork server: forked kforge.worker.{module} as {pid}", flush=True)
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - a malformed request is declined; the server serves on
             self.answer(connection, {"declined": f"{type(exc).__name__}: {exc}"})
             connection.close()
         finally:
@@ -247,7 +247,7 @@ def preload() -> None:
     import torch  # noqa: F401
     import triton.language  # noqa: F401
 
-    from kforge.worker import judge, zygote  # noqa: F401
+    from kforge.worker import judge  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
