@@ -19,6 +19,8 @@ from filelock import FileLock
 REPO = Path(__file__).resolve().parents[2]
 STARTER = REPO / "problems" / "starter"
 CANDIDATES = REPO / "tests" / "candidates"
+if str(REPO / "python") not in sys.path:  # the workers' own modules, for the tests that import them
+    sys.path.insert(0, str(REPO / "python"))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from kforge.worker.placements import (
     placement_count,
 )
 from kforge.worker.reference_timing import ShadowedReference
+from kforge.worker.timed_outputs import tensor_bytes
 
 
 def test_small_inputs_get_every_placement_and_large_ones_fewer() -> None:
@@ -21,6 +22,16 @@ def test_small_inputs_get_every_placement_and_large_ones_fewer() -> None:
     assert placement_count(PLACEMENT_BYTES // 2) == 3  # two extra copies fit the budget
     assert placement_count(PLACEMENT_BYTES) == 2
     assert placement_count(4 * PLACEMENT_BYTES) == 1, "a call this large spans too many pages to matter"
+
+
+def test_tensor_bytes_counts_the_tensors_of_nested_values() -> None:
+    """The one byte count the judge, the capture and the placements share (top-level tensors only, in two
+    of them before, undercounted a wrapper's list or dict arguments)."""
+    four_floats = torch.zeros(4, dtype=torch.float32)
+    six_halves = torch.zeros(2, 3, dtype=torch.float16)
+    assert tensor_bytes([four_floats, [six_halves, {"again": four_floats}], 7, "text"]) == 16 + 12 + 16
+    assert tensor_bytes(six_halves) == 12
+    assert tensor_bytes([1, 2.0, None]) == 0
 
 
 def test_the_variable_sets_the_count_and_a_bad_value_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:

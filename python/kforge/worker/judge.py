@@ -43,7 +43,7 @@ from kforge.worker.runtime import (
 )
 from kforge.worker.sampled_check import first_wrong_row, sampled_reference, sampled_undefined
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
-from kforge.worker.timed_outputs import Spacers, cloned, cloned_apart, tensors_in
+from kforge.worker.timed_outputs import Spacers, cloned, cloned_apart, tensor_bytes, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
@@ -140,10 +140,6 @@ def _init_inputs(problem: ModuleType, change_values: bool) -> tuple[list[Any], l
     if not change_values:
         return init_inputs, []
     return generalisation.changed_init_values(init_inputs)
-
-
-def _tensor_bytes(items: list[Any]) -> int:
-    return sum(value.nbytes for value in items if isinstance(value, torch.Tensor))
 
 
 def _compare_plain_value(index: int, encoded: Any, ref: Any) -> dict[str, Any]:
@@ -386,9 +382,9 @@ class Judge:
             raise _problem_error("reference forward", exc, state) from None
         working = torch.cuda.max_memory_allocated(state.device) - before if cuda else 0
         return {
-            "input_bytes": _tensor_bytes(inputs),
-            "output_bytes": _tensor_bytes(outputs),
-            "parameter_bytes": _tensor_bytes([*state.model.parameters(), *state.model.buffers()]),
+            "input_bytes": tensor_bytes(inputs),
+            "output_bytes": tensor_bytes(outputs),
+            "parameter_bytes": tensor_bytes([*state.model.parameters(), *state.model.buffers()]),
             "reference_working_bytes": max(0, working),
         }
 
@@ -694,7 +690,7 @@ class Judge:
         and TF32 runs, each as large as the outputs) go back to the device before the candidate's forward,
         which runs in another process and cannot use the judge's free blocks."""
         if self.state.device.type == "cuda" and (
-            _tensor_bytes([*reference.inputs, *reference.outputs]) >= LARGE_TRIAL_BYTES
+            tensor_bytes([*reference.inputs, *reference.outputs]) >= LARGE_TRIAL_BYTES
         ):
             release_device_memory(self.state.device)
 
@@ -966,7 +962,7 @@ class Judge:
         trial = self.state.trials.pop(str(request["trial"]), None)
         if trial is not None:
             trial.exporter.release()
-            if _tensor_bytes([*trial.reference_inputs, *trial.reference]) >= LARGE_TRIAL_BYTES:
+            if tensor_bytes([*trial.reference_inputs, *trial.reference]) >= LARGE_TRIAL_BYTES:
                 del trial
                 release_device_memory(self.state.device)  # its temporaries, back to the other processes
         return {}

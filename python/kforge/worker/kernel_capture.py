@@ -39,7 +39,7 @@ from kforge.worker.answers import StagedError, write_answer
 from kforge.worker.correctness import mutated_inputs
 from kforge.worker.interpreter import use_interpreter_without_a_gpu
 from kforge.worker.test_block import MIN_SEPARATOR, split_test_block
-from kforge.worker.timed_outputs import cloned, tensors_in
+from kforge.worker.timed_outputs import cloned, tensor_bytes, tensors_in
 from kforge.worker.values import is_triton_dtype
 
 DTYPES = {
@@ -330,10 +330,6 @@ def replace_entry(namespace: dict[str, Any], entry: str, replacement: Any) -> No
         setattr(namespace[owner], attribute, replacement)
     else:
         namespace[owner] = replacement
-
-
-def tensor_bytes(arguments: list[Any]) -> int:
-    return sum(v.numel() * v.element_size() for v in arguments if isinstance(v, torch.Tensor))
 
 
 def _copies(arguments: list[Any]) -> list[Any]:

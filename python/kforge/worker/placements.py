@@ -31,16 +31,11 @@ from typing import Any
 import torch
 
 from kforge.worker.dispatch_guard import kforge_owned
-from kforge.worker.timed_outputs import cloned, tensors_in
+from kforge.worker.timed_outputs import cloned, tensor_bytes
 
 PLACEMENT_BYTES = 128 << 20  # extra copies of the inputs may take this much, and kept outputs as much
 MAX_PLACEMENTS = 8
 PLACEMENTS_VARIABLE = "KFORGE_TIMING_PLACEMENTS"
-
-
-def tensor_bytes(values: Any) -> int:
-    """Bytes of the tensors among values (nested lists, tuples, dicts and object arguments too)."""
-    return sum(tensor.nbytes for tensor in tensors_in(values if isinstance(values, list) else [values]))
 
 
 def placement_count(set_bytes: int, budget: int = PLACEMENT_BYTES) -> int:

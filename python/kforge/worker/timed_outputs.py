@@ -122,6 +122,11 @@ def tensors_in(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def tensor_bytes(values: Any) -> int:
+    """Bytes of the tensors among values (nested lists, tuples, dicts and object arguments too)."""
+    return sum(tensor.nbytes for tensor in tensors_in(values if isinstance(values, list) else [values]))
+
+
 def copy_values(destination: list[Any], source: list[Any]) -> None:
     """Writes the source set's tensor values into the destination's buffers (kforge's own op)."""
     with kforge_owned():
