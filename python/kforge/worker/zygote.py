@@ -220,7 +220,11 @@ def _preload_more(modules: Any) -> dict[str, Any]:
     if unknown:
         return {"ok": False, "error": {"kind": "protocol", "message": f"cannot preload {unknown}"}}
     for name in names:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - the candidate then imports it itself; the zygote serves on
+            message = f"{name}: {type(exc).__name__}: {exc}"
+            return {"ok": False, "error": {"kind": "environment", "message": message}}
     return {"ok": True}
 
 
