@@ -23,6 +23,7 @@
 
 #include "runner/descriptor_passing.hpp"
 #include "runner/environment_variable.hpp"
+#include "runner/exec_arguments.hpp"
 
 namespace kforge::runner {
 namespace {
@@ -30,6 +31,12 @@ namespace {
 constexpr int kReplyTimeoutMs = 10'000;
 constexpr std::size_t kMaxLineBytes = 4096;
 constexpr std::string_view kJudgeModule = "kforge.worker.judge";
+
+// A variable that names one evaluation's own folder: it differs between the launches a server serves
+// (PER_LAUNCH in kforge/worker/fork_server.py, which checks the same rule on its side).
+bool names_evaluation_folder(const std::string& name) {
+  return name == "TMPDIR" || name == "TRITON_CACHE_DIR";
+}
 
 std::string variable_entry(const std::string& name, const std::string& value) {
   std::string entry = name;
@@ -44,7 +51,7 @@ std::vector<std::string> comparable_environment(const WorkerLaunch& launch) {
   std::vector<std::string> entries;
   entries.reserve(launch.environment.size());
   for (const auto& [name, value] : launch.environment) {
-    if (name == "TMPDIR" || name == "TRITON_CACHE_DIR" || (no_user_site && name == "HOME")) {
+    if (names_evaluation_folder(name) || (no_user_site && name == "HOME")) {
       continue;
     }
     entries.push_back(variable_entry(name, value));
@@ -127,37 +134,19 @@ std::optional<std::string> read_line(int fd, int timeout_ms) {
 // may have threads, so the children make only async-signal-safe calls.
 void start_server(const std::filesystem::path& folder, const std::filesystem::path& socket_path,
                   const WorkerLaunch& launch) {
-  std::vector<std::string> argv_storage{launch.executable.string(),
-                                        "-X",
-                                        "faulthandler",
-                                        "-m",
-                                        "kforge.worker.fork_server",
-                                        "--socket",
-                                        socket_path.string(),
-                                        "--idle",
-                                        fmt::format("{:.0f}", kForkServerIdleSeconds)};
-  std::vector<std::string> env_storage;
-  env_storage.reserve(launch.environment.size() + 2);
+  WorkerLaunch server;
+  server.executable = launch.executable;
+  server.arguments = {
+      "-X",       "faulthandler",       "-m",     "kforge.worker.fork_server",
+      "--socket", socket_path.string(), "--idle", fmt::format("{:.0f}", kForkServerIdleSeconds)};
   for (const auto& [name, value] : launch.environment) {
-    if (name == "TMPDIR" || name == "TRITON_CACHE_DIR") {
-      continue;
+    if (!names_evaluation_folder(name)) {
+      server.environment.emplace_back(name, value);
     }
-    env_storage.push_back(variable_entry(name, value));
   }
-  env_storage.push_back(variable_entry("TMPDIR", folder.string()));
-  env_storage.push_back(variable_entry("TRITON_CACHE_DIR", (folder / "triton-cache").string()));
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-  argv.reserve(argv_storage.size() + 1);
-  envp.reserve(env_storage.size() + 1);
-  for (auto& argument : argv_storage) {
-    argv.push_back(argument.data());
-  }
-  argv.push_back(nullptr);
-  for (auto& entry : env_storage) {
-    envp.push_back(entry.data());
-  }
-  envp.push_back(nullptr);
+  server.environment.emplace_back("TMPDIR", folder.string());
+  server.environment.emplace_back("TRITON_CACHE_DIR", (folder / "triton-cache").string());
+  const ExecArguments exec(server);
   const std::string log_path = socket_path.string() + ".log";
   const std::string working_dir = folder.string();
   const pid_t middle = fork();
@@ -172,7 +161,7 @@ void start_server(const std::filesystem::path& folder, const std::filesystem::pa
       if (null >= 0 && log >= 0 && dup2(null, STDIN_FILENO) >= 0 && dup2(log, STDOUT_FILENO) >= 0 &&
           dup2(log, STDERR_FILENO) >= 0 && chdir(working_dir.c_str()) == 0) {
         close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-        execve(argv[0], argv.data(), envp.data());
+        execve(exec.argv()[0], exec.argv(), exec.envp());
       }
     }
     _exit(0);

@@ -21,6 +21,7 @@
 
 #include "runner/cleanup_registry.hpp"
 #include "runner/descriptor_passing.hpp"
+#include "runner/exec_arguments.hpp"
 #include "runner/fork_server.hpp"
 #include "runner/sandbox.hpp"
 
@@ -198,27 +199,7 @@ std::string environment_summary(const WorkerLaunch& launch) {
 }
 
 WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
-  std::vector<std::string> argv_storage{launch.executable.string()};
-  argv_storage.insert(argv_storage.end(), launch.arguments.begin(), launch.arguments.end());
-  std::vector<std::string> env_storage;
-  env_storage.reserve(launch.environment.size());
-  for (const auto& [name, value] : launch.environment) {
-    std::string entry = name;
-    entry.append("=").append(value);
-    env_storage.push_back(std::move(entry));
-  }
-  std::vector<char*> argv;
-  std::vector<char*> envp;
-  argv.reserve(argv_storage.size() + 1);
-  envp.reserve(env_storage.size() + 1);
-  for (auto& arg : argv_storage) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  for (auto& entry : env_storage) {
-    envp.push_back(entry.data());
-  }
-  envp.push_back(nullptr);
+  const ExecArguments exec(launch);
   const std::string working_dir = launch.working_directory.string();
   // Everything that allocates or can fail for a reason the user must hear happens here, before the fork.
   std::optional<PreparedSandbox> sandbox;
@@ -259,7 +240,7 @@ WorkerProcess WorkerProcess::start(const WorkerLaunch& launch) {
     throw std::runtime_error(fmt::format("cannot fork a worker process: {}", std::strerror(error)));
   }
   if (pid == 0) {
-    exec_child(ChildPlan{argv.data(), envp.data(), working_dir.c_str(), requests.read_end, replies.write_end,
+    exec_child(ChildPlan{exec.argv(), exec.envp(), working_dir.c_str(), requests.read_end, replies.write_end,
                          log.write_end, exec_status.write_end, hidden_reply_fd,
                          sandbox ? &*sandbox : nullptr});
   }

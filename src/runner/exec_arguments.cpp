@@ -1,0 +1,27 @@
+#include "runner/exec_arguments.hpp"
+
+namespace kforge::runner {
+
+ExecArguments::ExecArguments(const WorkerLaunch& launch) {
+  argument_storage_.reserve(launch.arguments.size() + 1);
+  argument_storage_.push_back(launch.executable.string());
+  argument_storage_.insert(argument_storage_.end(), launch.arguments.begin(), launch.arguments.end());
+  environment_storage_.reserve(launch.environment.size());
+  for (const auto& [name, value] : launch.environment) {
+    std::string entry = name;
+    entry.append("=").append(value);
+    environment_storage_.push_back(std::move(entry));
+  }
+  argv_.reserve(argument_storage_.size() + 1);
+  for (auto& argument : argument_storage_) {
+    argv_.push_back(argument.data());
+  }
+  argv_.push_back(nullptr);
+  envp_.reserve(environment_storage_.size() + 1);
+  for (auto& entry : environment_storage_) {
+    envp_.push_back(entry.data());
+  }
+  envp_.push_back(nullptr);
+}
+
+}  // namespace kforge::runner
