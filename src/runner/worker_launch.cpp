@@ -25,10 +25,11 @@ constexpr std::array kJudgePassedThrough{"PATH",
                                          "NVSHMEM_DISABLE_NVLS",
                                          "KFORGE_TIMING_PLACEMENTS",
                                          "KFORGE_TIMING_FLUSH",
+                                         "KFORGE_TIMING_STREAM",
                                          "USER"};
 
 // The candidate gets less: no HOME, USER or locale of the user, only what finds libraries and tools, and
-// KFORGE_TIMING_PLACEMENTS and KFORGE_TIMING_FLUSH (not secrets), so both sides time alike.
+// the KFORGE_TIMING_* switches (not secrets), so both sides time alike.
 constexpr std::array kCandidatePassedThrough{"PATH",
                                              "LD_LIBRARY_PATH",
                                              "CUDA_VISIBLE_DEVICES",
@@ -40,7 +41,8 @@ constexpr std::array kCandidatePassedThrough{"PATH",
                                              "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                              "NVSHMEM_DISABLE_NVLS",
                                              "KFORGE_TIMING_PLACEMENTS",
-                                             "KFORGE_TIMING_FLUSH"};
+                                             "KFORGE_TIMING_FLUSH",
+                                             "KFORGE_TIMING_STREAM"};
 
 template <std::size_t N>
 void pass_through(WorkerLaunch& launch, const std::array<const char*, N>& names, bool cpu_device) {

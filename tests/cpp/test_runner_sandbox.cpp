@@ -383,6 +383,7 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
   ASSERT_EQ(setenv("KFORGE_SANDBOX", "best-effort", 1), 0);
   ASSERT_EQ(setenv("KFORGE_TIMING_PLACEMENTS", "3", 1), 0);
   ASSERT_EQ(setenv("KFORGE_TIMING_FLUSH", "write", 1), 0);
+  ASSERT_EQ(setenv("KFORGE_TIMING_STREAM", "default", 1), 0);
   const PythonEnvironment python{kPython, root_ / "python"};
   auto launch =
       make_candidate_launch(python, root_, true, CandidateSandboxContext{{judge_.pid()}, 30.0, {}, {}});
@@ -391,6 +392,7 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
   unsetenv("KFORGE_SANDBOX");
   unsetenv("KFORGE_TIMING_PLACEMENTS");
   unsetenv("KFORGE_TIMING_FLUSH");
+  unsetenv("KFORGE_TIMING_STREAM");
   // Both sides time on the same number of memory placements (docs/verdict.md, "Placements").
   EXPECT_NE(std::ranges::find(judge.environment,
                               std::pair<std::string, std::string>{"KFORGE_TIMING_PLACEMENTS", "3"}),
@@ -413,6 +415,7 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
   EXPECT_NE(env.find("TEARDOWN_CUPTI=1"), std::string::npos) << "CUPTI must not stay attached after tracing";
   EXPECT_NE(env.find("KFORGE_TIMING_PLACEMENTS=3"), std::string::npos) << env;
   EXPECT_NE(env.find("KFORGE_TIMING_FLUSH=write"), std::string::npos) << env;
+  EXPECT_NE(env.find("KFORGE_TIMING_STREAM=default"), std::string::npos) << env;
   EXPECT_TRUE(
       worker.sandbox_status()["layers"]["environment"].get<std::string>().starts_with("on (only PATH"));
 }

@@ -43,6 +43,7 @@ from kforge.worker.timing import (
     WarmUpPolicy,
     replaced_timing_functions,
 )
+from kforge.worker.timing_stream import TimingStream, use_timing_stream
 from kforge.worker.trace import ForwardTrace, LaunchLog, LaunchRecorder, traced_forward
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import uninitialized_memory_poisoned
@@ -66,6 +67,7 @@ class CandidateState:
     timed_log: TimedOutputLog = field(default_factory=TimedOutputLog)
     pacing: Pacing = field(default_factory=Pacing)
     timer: SampleTimer | None = None
+    timing_stream: TimingStream | None = None  # chosen once, before any candidate code runs
     init_buffers: list[SharedTensorImporter] = field(default_factory=list)
     inputs: list[Any] | None = None  # the last trial's inputs, kept for an input-refresh rerun
     last_timed_output: Any = None  # output of the last timed call, checked by the judge
@@ -182,6 +184,8 @@ class CandidateWorker:
         state.device = select_device(str(request["device"]))
         if state.device.type == "cpu":
             prepare_triton_interpreter()
+        elif state.timing_stream is None:
+            state.timing_stream = use_timing_stream(state.device)
         state.memory_cap.install(state.device, request.get("gpu_memory_limit"))
         state.recorder.install()
         state.prepared = True

@@ -51,6 +51,9 @@ class CudaDriver:
         pointer = ctypes.c_uint64()
         self._check(self._lib.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(size)), "cuMemAlloc")
         self._check(self._lib.cuMemsetD8_v2(pointer, ctypes.c_ubyte(0), ctypes.c_size_t(size)), "cuMemsetD8")
+        # The memset runs on the legacy default stream, which the workers' own (non-blocking) stream does
+        # not wait for (timing_stream.py): it must be done before anything writes the buffer.
+        self._check(self._lib.cuCtxSynchronize(), "cuCtxSynchronize")
         return int(pointer.value)
 
     def free(self, pointer: int) -> None:

@@ -45,6 +45,7 @@ from kforge.worker.sampled_check import first_wrong_row, sampled_reference, samp
 from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timed_outputs import Spacers, cloned, cloned_apart, tensor_bytes, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
+from kforge.worker.timing_stream import TimingStream, use_timing_stream
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
     may_hold_poison,
@@ -117,6 +118,7 @@ class JudgeState:
     references: ReferenceCache = field(default_factory=ReferenceCache)  # key: (seed, parameters perturbed)
     perturbed: list[PerturbedTensor] = field(default_factory=list)  # the model's tensors kforge perturbed
     timer: SampleTimer | None = None
+    timing_stream: TimingStream | None = None  # chosen once per process (timing_stream.py)
     compiled_model: Any = None  # torch.compile(model), built when a compile baseline is asked for
     # Whether the reference was run twice on the same inputs yet, and what that showed if it disagreed
     # with itself (every evaluation against it is then the problem's error).
@@ -319,6 +321,8 @@ class Judge:
         state.device = select_device(str(request["device"]))
         if state.device.type == "cpu":
             prepare_triton_interpreter()  # a Triton reference (kernel mode) runs as the candidate does
+        elif state.timing_stream is None:
+            state.timing_stream = use_timing_stream(state.device)
         state.problem_path = str(request["problem_path"])
         state.determinism_checked, state.nondeterminism = False, None
         memory = memory_of(state.device)

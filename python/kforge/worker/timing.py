@@ -19,6 +19,7 @@ on the H200 (issue 31, docs/benchmarks.md): commands that reach the GPU while a 
 next sample's copies, flush and sleep) lengthen it by 0.1-0.5 µs, by an amount that depends on how fast
 the host of each side queues them; with the wait, a call reads the same in every process and slot.
 The wall time of synchronised back-to-back calls is measured too (wall_per_call), for information.
+Everything runs on the worker's current stream, which timing_stream.py chose when the device was set up.
 Statistics and stopping live in the C++ supervisor.
 
 Everything kforge does to tensors here (flush, value copies, output checks) runs with Python dispatch
