@@ -36,14 +36,11 @@ STREAM_VARIABLE = "KFORGE_TIMING_STREAM"
 
 @dataclass
 class TimingStream:
-    """The stream chosen and what the probe saw on each candidate stream (µs), for the verdict."""
+    """The stream chosen and what the probe saw on each probed stream (µs), kept in the worker's state."""
 
     stream: Any
     index: int  # position among the probed streams; -1: the legacy default stream
     probe_us: list[float] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "probe_us": [round(value, 3) for value in self.probe_us]}
 
 
 def _quantile(values: list[float], fraction: float) -> float:
