@@ -2,15 +2,19 @@
 
 namespace kforge::runner {
 
+std::string environment_entry(const std::string& name, const std::string& value) {
+  std::string entry = name;
+  entry.append("=").append(value);
+  return entry;
+}
+
 ExecArguments::ExecArguments(const WorkerLaunch& launch) {
   argument_storage_.reserve(launch.arguments.size() + 1);
   argument_storage_.push_back(launch.executable.string());
   argument_storage_.insert(argument_storage_.end(), launch.arguments.begin(), launch.arguments.end());
   environment_storage_.reserve(launch.environment.size());
   for (const auto& [name, value] : launch.environment) {
-    std::string entry = name;
-    entry.append("=").append(value);
-    environment_storage_.push_back(std::move(entry));
+    environment_storage_.push_back(environment_entry(name, value));
   }
   argv_.reserve(argument_storage_.size() + 1);
   for (auto& argument : argument_storage_) {

@@ -7,6 +7,9 @@
 
 namespace kforge::runner {
 
+// One "NAME=value" entry of an environment block.
+std::string environment_entry(const std::string& name, const std::string& value);
+
 // The argv and envp of an execve of `launch` (its executable, arguments and whole environment), built
 // before a fork: a child forked from a process with threads may make only async-signal-safe calls, so
 // nothing may be allocated after the fork. The arrays point into this object's own strings: it is

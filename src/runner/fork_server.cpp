@@ -38,12 +38,6 @@ bool names_evaluation_folder(const std::string& name) {
   return name == "TMPDIR" || name == "TRITON_CACHE_DIR";
 }
 
-std::string variable_entry(const std::string& name, const std::string& value) {
-  std::string entry = name;
-  entry.append("=").append(value);
-  return entry;
-}
-
 // The environment less the per-evaluation folders, sorted: what a server must have been started with.
 std::vector<std::string> comparable_environment(const WorkerLaunch& launch) {
   const bool no_user_site = std::ranges::any_of(
@@ -54,7 +48,7 @@ std::vector<std::string> comparable_environment(const WorkerLaunch& launch) {
     if (names_evaluation_folder(name) || (no_user_site && name == "HOME")) {
       continue;
     }
-    entries.push_back(variable_entry(name, value));
+    entries.push_back(environment_entry(name, value));
   }
   std::ranges::sort(entries);
   return entries;

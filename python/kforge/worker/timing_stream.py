@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from kforge.worker.timing import percentile
+
 PROBE_STREAMS = 8  # CUDA's default number of hardware work queues per context
 PROBE_ROUNDS = 3
 PROBE_SAMPLES = 8  # per stream and round
@@ -41,11 +43,6 @@ class TimingStream:
     stream: Any
     index: int  # position among the probed streams; -1: the legacy default stream
     probe_us: list[float] = field(default_factory=list)
-
-
-def _quantile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[int(fraction * (len(ordered) - 1))]
 
 
 def _probe_once(stream: Any, scratch: torch.Tensor, count: int) -> list[float]:
@@ -77,7 +74,7 @@ def choose_timing_stream(device: torch.device) -> TimingStream:
     for _ in range(PROBE_ROUNDS):
         for index, stream in enumerate(streams):
             samples[index] += _probe_once(stream, scratch, PROBE_SAMPLES)
-    probe_us = [_quantile(values, PROBE_QUANTILE) for values in samples]
+    probe_us = [percentile(values, PROBE_QUANTILE) for values in samples]
     best = min(range(len(streams)), key=lambda index: probe_us[index])
     return TimingStream(streams[best], best, probe_us)
 
