@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <exception>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "rules/name_resolution.hpp"
 #include "rules/rule_support.hpp"
+#include "source/module_index.hpp"
+#include "source/python_parser.hpp"
 
 namespace kforge::rules {
 namespace {
@@ -435,16 +440,27 @@ bool is_compute_module_class(std::string_view origin) {
          !in_module(origin, "torch.nn.functional");
 }
 
+// What a finding computes, as one name shared by its spellings: `torch.sum`, `x.sum()` and `x.sum_()`
+// are "sum", `F.softmax` is "softmax", an `nn.LayerNorm` module is "LayerNorm", `@` is "matmul".
+std::string compute_key(std::string_view origin_or_method) {
+  return std::string(strip_in_place(last_component(origin_or_method)));
+}
+
 class TorchComputeChecker {
  public:
-  TorchComputeChecker(const AnalysisContext& context, std::vector<Finding>& findings, Severity severity)
+  TorchComputeChecker(const AnalysisContext& context, std::vector<Finding>& findings, Severity severity,
+                      std::set<std::string, std::less<>> reference_keys = {})
       : context_(context),
         resolver_(context),
         names_(resolver_.get()),
         findings_(findings),
-        severity_(severity) {
+        severity_(severity),
+        reference_keys_(std::move(reference_keys)) {
     collect_custom_ops();
   }
+
+  // The compute names reported so far (compute_key of each finding).
+  const std::set<std::string, std::less<>>& keys() const { return keys_; }
 
   void run() {
     walk_reachable(context_, names_, [this](const source::Node& node, const FunctionBody& body) {
@@ -452,10 +468,10 @@ class TorchComputeChecker {
         check_call(*call, body);
       } else if (const auto* binary = source::node_cast<source::BinOp>(node);
                  binary != nullptr && binary->op == source::BinaryOperator::matmul) {
-        report(*binary, "the `@` operator multiplies matrices through PyTorch (cuBLAS)", body);
+        report(*binary, "matmul", "the `@` operator multiplies matrices through PyTorch (cuBLAS)", body);
       } else if (const auto* augmented = source::node_cast<source::AugAssign>(node);
                  augmented != nullptr && augmented->op == source::BinaryOperator::matmul) {
-        report(*augmented, "the `@=` operator multiplies matrices through PyTorch (cuBLAS)", body);
+        report(*augmented, "matmul", "the `@=` operator multiplies matrices through PyTorch (cuBLAS)", body);
       } else if (is_reference_root(node, names_) && !is_called(node) &&
                  assignment_of_target(node, names_) == nullptr) {
         check_reference(source::as_expr(node), body);
@@ -668,7 +684,7 @@ class TorchComputeChecker {
     if (is_static_origin(origin)) {
       const Classification found = classify(origin);
       if (found.category == Category::compute) {
-        report(call, describe(callee, origin) + " is PyTorch compute", body);
+        report(call, compute_key(origin), describe(callee, origin) + " is PyTorch compute", body);
       } else if (found.category == Category::data_movement) {
         report_data_movement(call, describe(callee, origin), body);
       }
@@ -677,7 +693,8 @@ class TorchComputeChecker {
     if (const auto* constructed = source::node_cast<source::Call>(callee)) {
       const std::string module_class = names_.resolve(*constructed->func);
       if (is_compute_module_class(module_class)) {
-        report(call, "calling a new `" + module_class + "` module runs PyTorch compute", body);
+        report(call, compute_key(module_class),
+               "calling a new `" + module_class + "` module runs PyTorch compute", body);
       }
       return;
     }
@@ -687,30 +704,32 @@ class TorchComputeChecker {
           super_call != nullptr && names_.resolve(*super_call->func) == "builtins.super") {
         const std::string base = computing_base_class(names_.scope_of(call));
         if (!base.empty()) {
-          report(call, "`super()." + method->attr + "(...)` runs the `" + base + "` module's PyTorch compute",
+          report(call, compute_key(base),
+                 "`super()." + method->attr + "(...)` runs the `" + base + "` module's PyTorch compute",
                  body);
         }
         return;
       }
       const std::string module_class = held_module_class(*method->value);
       if (!module_class.empty()) {
-        report(call, "`" + spelling(callee) + "(...)` runs a `" + module_class + "` module (PyTorch compute)",
+        report(call, compute_key(module_class),
+               "`" + spelling(callee) + "(...)` runs a `" + module_class + "` module (PyTorch compute)",
                body);
         return;
       }
     }
     if (const std::string module_class = held_module_class(callee); !module_class.empty()) {
-      report(call, "`" + spelling(callee) + "(...)` calls a `" + module_class + "` module (PyTorch compute)",
-             body);
+      report(call, compute_key(module_class),
+             "`" + spelling(callee) + "(...)` calls a `" + module_class + "` module (PyTorch compute)", body);
       return;
     }
     if (const std::string function = held_torch_function(callee); !function.empty()) {
-      report(call, "`" + spelling(callee) + "(...)` calls `" + function + "`, which is PyTorch compute",
-             body);
+      report(call, compute_key(function),
+             "`" + spelling(callee) + "(...)` calls `" + function + "`, which is PyTorch compute", body);
       return;
     }
     if (method != nullptr && is_compute_method(method->attr) && receiver_may_be_tensor(*method->value)) {
-      report(call,
+      report(call, compute_key(method->attr),
              "`" + spelling(callee) + "(...)` calls the compute method `" + method->attr +
                  "` of a tensor (or of an array taken from one, computing on the host)",
              body);
@@ -721,12 +740,24 @@ class TorchComputeChecker {
     const std::string origin = names_.resolve(reference);
     const Classification found = classify(origin);
     if (found.category == Category::compute && found.explicit_compute) {
-      report(reference, describe(reference, origin) + " (PyTorch compute) is passed or stored as a function",
-             body);
+      report(reference, compute_key(origin),
+             describe(reference, origin) + " (PyTorch compute) is passed or stored as a function", body);
     }
   }
 
-  void report(const source::Node& node, const std::string& what, const FunctionBody& body) {
+  void report(const source::Node& node, const std::string& key, const std::string& what,
+              const FunctionBody& body) {
+    keys_.insert(key);
+    if (reference_keys_.contains(key)) {
+      findings_.push_back(
+          {std::string(TorchComputeInForwardRule::kId), Severity::warn,
+           what + " on the path from ModelNew.forward (in `" + body.qualified_name +
+               "`): the reference, itself a Triton program, computes `" + key +
+               "` in PyTorch too; allowed up to the reference's own count per call, which the runtime "
+               "stage checks (reference parity, docs/rules.md)",
+           node.location});
+      return;
+    }
     findings_.push_back(
         {std::string(TorchComputeInForwardRule::kId), severity_,
          what + " on the path from ModelNew.forward (in `" + body.qualified_name +
@@ -750,6 +781,8 @@ class TorchComputeChecker {
   const NameResolver& names_;
   std::vector<Finding>& findings_;
   Severity severity_;
+  std::set<std::string, std::less<>> reference_keys_;  // compute the reference runs too (reference parity)
+  std::set<std::string, std::less<>> keys_;
   std::set<std::string, std::less<>> custom_ops_;
 };
 
@@ -760,8 +793,32 @@ std::string_view TorchComputeInForwardRule::summary() const {
          "from ModelNew.forward";
 }
 
+std::set<std::string, std::less<>> reference_compute_keys(const AnalysisContext& context) {
+  if (context.problem_source.empty()) {
+    return {};
+  }
+  try {
+    const source::ParseResult parsed = source::parse_module(context.problem_source);
+    if (!parsed.ok()) {
+      return {};
+    }
+    const source::ModuleIndex index = source::build_module_index(*parsed.module, "Model");
+    if (index.launched_kernels().empty()) {
+      return {};  // a PyTorch reference: its compute is the op the candidate must write in Triton
+    }
+    const AnalysisContext reference(*parsed.module, index, context.problem_source);
+    std::vector<Finding> unused;
+    TorchComputeChecker checker(reference, unused, Severity::reject);
+    checker.run();
+    return checker.keys();
+  } catch (const std::exception&) {
+    return {};  // a problem too complex to index grants nothing
+  }
+}
+
 void TorchComputeInForwardRule::check(const AnalysisContext& context, std::vector<Finding>& findings) const {
-  TorchComputeChecker(context, findings, severity_for(context.profile)).run();
+  TorchComputeChecker(context, findings, severity_for(context.profile), reference_compute_keys(context))
+      .run();
 }
 
 }  // namespace kforge::rules

@@ -177,6 +177,8 @@ class IndexBuilder {
     }
   }
 
+  explicit IndexBuilder(std::string_view model_class) : model_class_(model_class) {}
+
   ModuleIndex build(const Module& module) {
     collect(module);
     register_custom_ops();
@@ -1033,10 +1035,10 @@ class IndexBuilder {
 
   std::optional<std::size_t> model_class_scope() const {
     const Scope& module = scopes_.front();
-    if (const auto found = module.classes.find("ModelNew"); found != module.classes.end()) {
+    if (const auto found = module.classes.find(model_class_); found != module.classes.end()) {
       return found->second;
     }
-    for (const ValueSite& site : assigned_values(0, "ModelNew")) {
+    for (const ValueSite& site : assigned_values(0, model_class_)) {
       if (const auto* name = node_cast<Name>(site.value)) {
         if (const auto found = lookup_class(0, name->id)) {
           return found;
@@ -1320,6 +1322,7 @@ class IndexBuilder {
     return info;
   }
 
+  std::string model_class_;  // the root class: ModelNew, or Model for a problem
   ModuleIndex index_;
   std::vector<Scope> scopes_;
   std::vector<std::size_t> function_scopes_;
@@ -1373,6 +1376,8 @@ std::vector<std::string> ModuleIndex::unlaunched_kernels() const {
   return names;
 }
 
-ModuleIndex build_module_index(const Module& module) { return IndexBuilder().build(module); }
+ModuleIndex build_module_index(const Module& module, std::string_view model_class) {
+  return IndexBuilder(model_class).build(module);
+}
 
 }  // namespace kforge::source

@@ -122,7 +122,8 @@ class IndexTooComplex : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws IndexTooComplex (see above) or std::bad_alloc.
-ModuleIndex build_module_index(const Module& module);
+// `model_class` names the root class: the candidate's ModelNew, or the problem's Model when a rule
+// looks at what the reference itself runs. Throws IndexTooComplex (see above) or std::bad_alloc.
+ModuleIndex build_module_index(const Module& module, std::string_view model_class = "ModelNew");
 
 }  // namespace kforge::source

@@ -99,7 +99,81 @@ void check_swallowed_failures(const RuntimeEvidence& evidence, std::vector<Findi
   }
 }
 
-void check_foreign_compute(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
+// The candidate's non-Triton GPU kernels of one trace (not its own, not fills or copies).
+NameCounts library_kernels(const nlohmann::json& trace) {
+  NameCounts kernels;
+  for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
+    if (!kernel.value("own", false) && !kernel.value("memory", false)) {
+      kernels[kernel.value("name", "?").substr(0, 120)] += kernel.value("count", 1L);
+    }
+  }
+  return kernels;
+}
+
+NameCounts counts_of(const nlohmann::json& trace, const char* key) {
+  return summed_counts(std::vector<nlohmann::json>{trace}, key);
+}
+
+// Per kind of work, what the candidate's calls ran beyond its Triton reference's own PyTorch work (all of
+// it when the reference is not a Triton program), and what that work covered.
+struct PyTorchWork {
+  ParitySplit aten;
+  ParitySplit profiled;
+  ParitySplit kernels;
+  ParitySplit host_reads;
+};
+
+void add_split(ParitySplit& total, const ParitySplit& one) {
+  for (const auto& [name, count] : one.beyond) {
+    total.beyond[name] += count;
+  }
+  for (const auto& [name, count] : one.covered) {
+    total.covered[name] += count;
+  }
+}
+
+PyTorchWork pytorch_work(const std::vector<nlohmann::json>& traces, const ReferenceParity* reference) {
+  const ReferenceParity nothing;  // a PyTorch reference, or none traced: no allowance
+  const ReferenceParity& allowed = reference != nullptr ? *reference : nothing;
+  PyTorchWork work;
+  for (const auto& trace : traces) {
+    const NameCounts elements = counts_of(trace, "aten_compute_elements");
+    add_split(work.aten, split_by_reference(counts_of(trace, "aten_compute_ops"), allowed.aten_ops, &elements,
+                                            &allowed.aten_elements));
+    add_split(work.profiled,
+              split_by_reference(counts_of(trace, "aten_compute_profiled"), allowed.profiled_ops));
+    add_split(work.kernels, split_by_reference(library_kernels(trace), allowed.gpu_kernels));
+    add_split(work.host_reads,
+              split_by_reference(counts_of(trace, "host_transfers"), allowed.host_transfers));
+  }
+  return work;
+}
+
+// What the reference's own PyTorch work covered: allowed, and said in the verdict.
+void report_parity(const PyTorchWork& work, std::vector<Finding>& findings) {
+  std::vector<std::string> parts;
+  if (!work.aten.covered.empty()) {
+    parts.push_back("ATen compute " + listed(work.aten.covered));
+  }
+  if (!work.kernels.covered.empty()) {
+    parts.push_back("GPU kernels " + listed(work.kernels.covered, 4));
+  }
+  if (!work.host_reads.covered.empty()) {
+    parts.push_back("host reads " + listed(work.host_reads.covered));
+  }
+  if (!parts.empty()) {
+    findings.push_back(
+        {"reference-parity", Severity::warn,
+         fmt::format("forward ran PyTorch work that the reference, itself a Triton program, runs "
+                     "in each call too ({}; totals over the traced calls): allowed up to the "
+                     "reference's own count per call",
+                     fmt::join(parts, "; ")),
+         kNoLocation});
+  }
+}
+
+void check_foreign_compute(const RuntimeEvidence& evidence, const PyTorchWork& work,
+                           std::vector<Finding>& findings) {
   const auto foreign = summed_counts(evidence.traces, "foreign_launches");
   if (!foreign.empty()) {
     findings.push_back({"foreign-triton-kernel", Severity::reject,
@@ -107,11 +181,14 @@ void check_foreign_compute(const RuntimeEvidence& evidence, std::vector<Finding>
                             listed(foreign) + "): the speedup must come from the candidate's own kernels",
                         kNoLocation});
   }
-  const auto aten = summed_counts(evidence.traces, "aten_compute_ops");
-  const auto profiled = summed_counts(evidence.traces, "aten_compute_profiled");
+  const std::string beyond_reference =
+      evidence.reference ? " beyond what the reference (a Triton program) runs itself" : "";
+  const auto& aten = work.aten.beyond;
+  const auto& profiled = work.profiled.beyond;
   if (!aten.empty()) {
     findings.push_back({"torch-compute-at-runtime", Severity::reject,
-                        "forward ran PyTorch (ATen) compute outside Triton kernels: " + listed(aten) +
+                        "forward ran PyTorch (ATen) compute outside Triton kernels" + beyond_reference +
+                            ": " + listed(aten) +
                             "; only allocation, views and copies may run around the launches",
                         kNoLocation});
   } else if (!profiled.empty() && summed_number(evidence.traces, "formatted_tensors") > 0) {
@@ -134,18 +211,11 @@ void check_foreign_compute(const RuntimeEvidence& evidence, std::vector<Finding>
              "and copies may run around the launches",
          kNoLocation});
   }
-  std::map<std::string, long> kernels;
-  for (const auto& trace : evidence.traces) {
-    for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
-      if (!kernel.value("own", false) && !kernel.value("memory", false)) {
-        kernels[kernel.value("name", "?").substr(0, 120)] += kernel.value("count", 1L);
-      }
-    }
-  }
-  if (!kernels.empty()) {
+  if (!work.kernels.beyond.empty()) {
     findings.push_back({"non-triton-gpu-kernel", Severity::reject,
-                        "GPU kernels that are not the candidate's Triton kernels ran during forward (" +
-                            listed(kernels, 4) + "): cuBLAS, cuDNN and ATen compute do not count",
+                        "GPU kernels that are not the candidate's Triton kernels ran during forward" +
+                            beyond_reference + " (" + listed(work.kernels.beyond, 4) +
+                            "): cuBLAS, cuDNN and ATen compute do not count",
                         kNoLocation});
   }
 }
@@ -217,19 +287,9 @@ void check_precision(const RuntimeEvidence& evidence, std::vector<Finding>& find
   }
 }
 
-// Device-to-host copies that CUPTI recorded during one traced call.
-long device_to_host_copies(const nlohmann::json& trace) {
-  long copies = 0;
-  for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
-    if (kernel.value("name", std::string()).find("DtoH") != std::string::npos) {
-      copies += kernel.value("count", 1L);
-    }
-  }
-  return copies;
-}
-
-void check_host_transfers(const RuntimeEvidence& evidence, std::vector<Finding>& findings) {
-  const auto derived = summed_counts(evidence.traces, "host_transfers");
+void check_host_transfers(const RuntimeEvidence& evidence, const PyTorchWork& work,
+                          std::vector<Finding>& findings) {
+  const auto& derived = work.host_reads.beyond;
   if (!derived.empty()) {
     findings.push_back({"host-transfer", Severity::reject,
                         "forward read input-derived tensor data on the host (" + listed(derived) +
@@ -245,13 +305,19 @@ void check_host_transfers(const RuntimeEvidence& evidence, std::vector<Finding>&
     const auto& trace = evidence.traces[i];
     const long copies = device_to_host_copies(trace);
     const long seen = trace.value("device_to_host_conversions", 0L);
-    if (copies > seen) {
+    const long reference_unseen = evidence.reference ? evidence.reference->unseen_copies_to_host : 0;
+    if (copies > seen + reference_unseen) {
       findings.push_back(
           {"host-transfer", Severity::reject,
-           fmt::format("call {} of forward copied data from the GPU to the host {} time(s) (CUPTI) but made "
-                       "{} tensor conversion(s) kforge could see: device-to-host transfers during forward "
-                       "move the work off the GPU",
-                       i + 1, copies, seen),
+           fmt::format(
+               "call {} of forward copied data from the GPU to the host {} time(s) (CUPTI) but made "
+               "{} tensor conversion(s) kforge could see{}: device-to-host transfers during forward "
+               "move the work off the GPU",
+               i + 1, copies, seen,
+               reference_unseen > 0
+                   ? fmt::format(" (the reference's own call copies {} time(s) more than it converts)",
+                                 reference_unseen)
+                   : std::string()),
            kNoLocation});
       return;
     }
@@ -271,6 +337,12 @@ void check_kernel_arguments(const RuntimeEvidence& evidence, std::vector<Finding
 }
 
 }  // namespace
+
+bool RuntimeEvidence::ran_pytorch_work() const {
+  const PyTorchWork work = pytorch_work(traces, nullptr);
+  return !work.aten.beyond.empty() || !work.profiled.beyond.empty() || !work.kernels.beyond.empty() ||
+         !work.host_reads.beyond.empty();
+}
 
 long RuntimeEvidence::own_launches_per_call() const {
   long fewest = std::numeric_limits<long>::max();
@@ -303,10 +375,12 @@ std::vector<rules::Finding> runtime_findings(const RuntimeEvidence& evidence) {
   std::vector<Finding> findings;
   check_own_kernels_ran(evidence, findings);
   check_swallowed_failures(evidence, findings);
-  check_foreign_compute(evidence, findings);
+  const PyTorchWork work = pytorch_work(evidence.traces, evidence.reference ? &*evidence.reference : nullptr);
+  check_foreign_compute(evidence, work, findings);
   check_streams_and_leftovers(evidence, findings);
   check_precision(evidence, findings);
-  check_host_transfers(evidence, findings);
+  check_host_transfers(evidence, work, findings);
+  report_parity(work, findings);
   check_kernel_arguments(evidence, findings);
   return findings;
 }

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rules/analysis_context.hpp"
 #include "rules/finding.hpp"
+#include "verify/reference_parity.hpp"
 
 namespace kforge::verify {
 
@@ -16,6 +18,12 @@ struct RuntimeEvidence {
   std::vector<nlohmann::json> traces;             // one per traced call, in order
   std::vector<std::string> problem_float_dtypes;  // floating dtypes of the problem's inputs
   bool on_gpu = false;
+  // The reference's own PyTorch work per call, when the reference is a Triton program (reference_parity).
+  std::optional<ReferenceParity> reference;
+
+  // Whether any trace ran work outside the candidate's Triton kernels that a Triton reference could
+  // account for (ATen compute, library GPU kernels, host reads): then the judge traces its reference.
+  bool ran_pytorch_work() const;
 
   // Smallest number of own Triton launches in one forward, over the traces after the first (the
   // first may hold autotuning launches); 0 when there is no trace.

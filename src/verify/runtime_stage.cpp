@@ -71,7 +71,7 @@ class RuntimeProbes {
       return false;
     }
     const bool ok = baseline(inputs.body["inputs"]) && refresh(context_.seeds.refresh(), findings, details) &&
-                    ghost(findings, details);
+                    ghost(findings, details) && trace_reference(details);
     context_.candidate_call({{"op", "release"}});
     context_.judge_call({{"op", "end_trial"}, {"trial", kProbeTrial}});
     return ok;
@@ -130,6 +130,29 @@ class RuntimeProbes {
                        fmt::join(correct, ", ")),
            kNoLocation});
     }
+    return true;
+  }
+
+  // When forward ran PyTorch work around its kernels, what the reference runs in one call on the same
+  // inputs: a reference that is itself a Triton program allows as much (reference_parity.hpp).
+  bool trace_reference(nlohmann::json& details) {
+    if (!context_.evidence.ran_pytorch_work()) {
+      return true;
+    }
+    const auto traced = context_.judge_call({{"op", "trace_reference"}, {"trial", kProbeTrial}});
+    if (!traced.ok) {
+      context_.fail_judge("the judge could not trace its reference: " + traced.message, traced);
+      return false;
+    }
+    const auto& trace = traced.body.contains("trace") ? traced.body["trace"] : nlohmann::json::object();
+    context_.evidence.reference = ReferenceParity::from_trace(trace);
+    details["reference_parity"] =
+        context_.evidence.reference
+            ? nlohmann::json{{"aten_compute_ops", context_.evidence.reference->aten_ops},
+                             {"aten_compute_elements", context_.evidence.reference->aten_elements},
+                             {"gpu_kernels", context_.evidence.reference->gpu_kernels},
+                             {"host_transfers", context_.evidence.reference->host_transfers}}
+            : nlohmann::json("none: the reference launches no Triton kernel");
     return true;
   }
 

@@ -377,5 +377,45 @@ TEST(TorchComputeInForwardRule, CallablesHandedToTritonAreReachable) {
   expect_one_at(run_hook, "torch.exp");
 }
 
+// A problem whose Model is itself a Triton program that reduces its kernel's output in PyTorch.
+std::string triton_problem_with(std::string_view line) {
+  return with_prelude(
+      "\n\nclass Model(nn.Module):\n    def forward(self, x):\n        out = launch_copy(x)\n        " +
+      std::string(line) + "\n        return out\n");
+}
+
+TEST(TorchComputeInForwardRule, ComputeATritonReferenceRunsTooOnlyWarns) {
+  const std::string candidate = forward_with("out = out.sum(dim=0)");
+  const auto findings = testing::run_rule(TorchComputeInForwardRule(), candidate, Profile::strict,
+                                          triton_problem_with("out = torch.sum(out, dim=0)"));
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].severity, Severity::warn);
+  EXPECT_TRUE(testing::mentions(findings[0], "reference parity")) << findings[0].message;
+  EXPECT_TRUE(testing::mentions(findings[0], "`sum`"));
+}
+
+TEST(TorchComputeInForwardRule, ComputeTheReferenceDoesNotRunStillRejects) {
+  const std::string candidate = forward_with("out = torch.softmax(out, dim=-1)");
+  const auto findings = testing::run_rule(TorchComputeInForwardRule(), candidate, Profile::strict,
+                                          triton_problem_with("out = out.sum(dim=0)"));
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].severity, Severity::reject);
+}
+
+TEST(TorchComputeInForwardRule, APyTorchReferenceGrantsNothing) {
+  // A KernelBench problem computes the op in PyTorch: that is what the candidate must write in Triton.
+  const std::string candidate = forward_with("out = out.sum(dim=0)");
+  const std::string pytorch_problem =
+      "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+      "        return x.sum(dim=0)\n";
+  const auto findings =
+      testing::run_rule(TorchComputeInForwardRule(), candidate, Profile::strict, pytorch_problem);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].severity, Severity::reject);
+  const auto broken = testing::run_rule(TorchComputeInForwardRule(), candidate, Profile::strict, "def (:");
+  ASSERT_EQ(broken.size(), 1U);
+  EXPECT_EQ(broken[0].severity, Severity::reject);
+}
+
 }  // namespace
 }  // namespace kforge::rules

@@ -69,6 +69,77 @@ def test_a_variant_that_calls_torch_instead_of_a_kernel_is_rejected(tmp_path: Pa
     assert verdict is not None and verdict["outcome"] == "rejected"
 
 
+ROW_LOSS = """import torch
+import triton
+import triton.language as tl
+
+ROWS = 64
+COLS = 200
+
+
+@triton.jit
+def _row_squares(x_ptr, out_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * cols + offs, mask=offs < cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x * x, axis=0))
+
+
+def row_loss(x: torch.Tensor) -> torch.Tensor:
+    rows, cols = x.shape
+    per_row = torch.empty(rows, device=x.device, dtype=torch.float32)
+    _row_squares[(rows,)](x, per_row, cols, BLOCK=triton.next_power_of_2(cols))
+    return per_row.sum() / rows
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+"""
+
+
+def test_pytorch_work_the_reference_runs_too_is_allowed_and_no_more(tmp_path: Path) -> None:
+    # A kernel-mode file that averages its kernel's per-row results in PyTorch, as many real files do.
+    original = tmp_path / "row_loss.py"
+    original.write_text(ROW_LOSS)
+    code, verdict, err = kernel_eval("--no-small", "--kernel", str(original), "--entry", "row_loss")
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"
+    static, runtime = (next(s for s in verdict["stages"] if s["name"] == n) for n in ("static", "runtime"))
+    assert [f["severity"] for f in static["findings"] if f["rule"] == "torch-compute-in-forward"] == ["warn"]
+    parity = [f for f in runtime["findings"] if f["rule"] == "reference-parity"]
+    assert len(parity) == 1 and "sum x" in parity[0]["message"], runtime["findings"]
+    assert runtime["details"]["reference_parity"]["aten_compute_ops"] == {"sum": 1, "div": 1}
+
+    # The same `sum`, on the whole input instead of the kernel's 64 results: PyTorch doing the work.
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text(ROW_LOSS.replace("return per_row.sum() / rows", "return (x * x).sum() / rows"))
+    code, verdict, _ = kernel_eval(
+        "--no-small", "--kernel", str(original), "--entry", "row_loss", "--candidate", str(cheat)
+    )
+    assert code == 1
+    assert verdict is not None and verdict["failed_stage"] == "runtime"
+    runtime = next(s for s in verdict["stages"] if s["name"] == "runtime")
+    assert "torch-compute-at-runtime" in runtime["summary"]
+    assert "beyond what the reference" in runtime["summary"] and "mul x" in runtime["summary"]
+
+
+def test_a_wrapper_that_draws_its_own_random_operands_is_a_problem_error(tmp_path: Path) -> None:
+    # Its output follows the random generator, not its inputs: no candidate process can be given the
+    # judge's draws without the secret seeds, so it is the file's defect, not a rejection of the candidate.
+    draws = tmp_path / "draws.py"
+    draws.write_text(
+        ROW_LOSS.replace(
+            "    rows, cols = x.shape\n",
+            "    x = x + torch.rand(x.shape, device=x.device)\n    rows, cols = x.shape\n",
+        )
+    )
+    code, verdict, _ = kernel_eval("--no-small", "--kernel", str(draws), "--entry", "row_loss")
+    assert code == 2
+    assert verdict is not None and verdict["outcome"] == "error"
+    assert verdict["error"]["kind"] == "problem"
+    assert "draws its own random numbers" in verdict["error"]["message"]
+
+
 def test_a_file_with_its_own_get_inputs_needs_no_spec(tmp_path: Path) -> None:
     kernel = tmp_path / "row_sum.py"
     kernel.write_text(

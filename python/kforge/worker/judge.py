@@ -46,6 +46,7 @@ from kforge.worker.tensors import SharedTensorExporter, SharedTensorImporter
 from kforge.worker.timed_outputs import Spacers, cloned, cloned_apart, tensor_bytes, tensors_in
 from kforge.worker.timing import Pacing, SampleTimer, WarmUpPolicy
 from kforge.worker.timing_stream import TimingStream, use_timing_stream
+from kforge.worker.trace import LaunchRecorder, traced_forward
 from kforge.worker.tracebacks import exception_summary
 from kforge.worker.uninitialized import (
     may_hold_poison,
@@ -59,6 +60,8 @@ from kforge.worker.uninitialized import (
 # many, started within this many seconds of the first extra run.
 DETERMINISM_EXTRA_RUNS = 3
 DETERMINISM_SECONDS = 0.5
+# The seed of the run that shows a reference drawing its own random numbers (any seed but the trial's).
+OTHER_RNG_SEED = 0x5EED
 # A trial whose inputs and outputs take this much: its end hands the allocator's free blocks back.
 LARGE_TRIAL_BYTES = 1 << 30
 REFERENCE_CALL_REPEATS = 5  # timed forwards of the reference at load (the fastest sets the call limits)
@@ -263,6 +266,7 @@ class Judge:
             "add_value_sets": self.add_value_sets,
             "check_timed": self.check_timed,
             "time": self.time,
+            "trace_reference": self.trace_reference,
         }
 
     def _routed(self, op: str, handler: protocol.Handler) -> protocol.Handler:
@@ -606,6 +610,8 @@ class Judge:
         # Poisoned differently, and the arguments moved: reads past them show.
         second = self._rerun(inputs, rng, uninitialized_memory_poisoned_differently, moved=True)
         masks = self._compare_runs(tensors, second)
+        if first_check:
+            self._refuse_random_draws(inputs, tensors, rng)
         if first_check:  # a race shows only now and then: more runs while they are cheap
             deadline = started + DETERMINISM_SECONDS
             for _ in range(DETERMINISM_EXTRA_RUNS):
@@ -613,6 +619,38 @@ class Judge:
                     break
                 self._compare_runs(tensors, self._rerun(inputs, rng))
         return masks
+
+    def _refuse_random_draws(
+        self,
+        inputs: list[Any],
+        tensors: list[torch.Tensor | None],
+        rng: tuple[torch.Tensor, list[torch.Tensor]],
+    ) -> None:
+        """The reference once more on the same inputs from another state of the random generator: outputs
+        that change draw their own random numbers (a wrapper that makes its operands with torch.rand).
+        The candidate's process cannot be given the judge's draws without handing it the secret input
+        seeds, so no candidate can match such a reference: the problem's error, with that reason."""
+        torch.manual_seed(OTHER_RNG_SEED)
+        try:
+            with uninitialized_memory_poisoned():
+                other = correctness.flatten_outputs(self._forward(inputs))
+        finally:
+            _restore_rng_state(self.state.device, rng)
+        for index, tensor in enumerate(tensors):
+            redrawn = other[index] if index < len(other) else None
+            if tensor is None or not isinstance(redrawn, torch.Tensor) or redrawn.shape != tensor.shape:
+                continue
+            differs = undefined_elements(tensor, redrawn, correctness.default_tolerance(tensor.dtype))
+            if bool((differs & ~poison_elements(tensor)).any().item()):
+                self.state.nondeterminism = (
+                    f"the reference's output {index} ({values.describe(tensor)}) changes with the random "
+                    "generator's state alone: on the same inputs it agreed with itself, and differed once "
+                    "torch was seeded otherwise. It draws its own random numbers (torch.rand/randn inside "
+                    "forward or the wrapper), so its outputs do not follow its inputs, and no candidate can "
+                    "be given the same draws without revealing the judge's secret seeds; pass the random "
+                    "tensors in as inputs"
+                )
+                raise WorkerError("problem", self.state.nondeterminism)
 
     def _tf32_slack(
         self, inputs: list[Any], outputs: list[Any], rng: tuple[torch.Tensor, list[torch.Tensor]]
@@ -961,6 +999,30 @@ class Judge:
         if trial is None:
             raise WorkerError("protocol", f"no trial {request['trial']!r} is open; start_trial first")
         return trial
+
+    def trace_reference(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One reference call on the trial's inputs, traced as the candidate's forwards are (Triton launches,
+        ATen compute, GPU kernels, host reads). In kernel mode the reference is itself a Triton program, and
+        the PyTorch work it runs around its kernels is what a candidate may run too (reference parity,
+        docs/rules.md). Triton's launchers are wrapped for this call only."""
+        state = self.state
+        trial = self._trial(request)
+        arguments = cloned(trial.reference_inputs)
+        recorder = LaunchRecorder()
+        try:
+            with (
+                recorder.installed(),
+                uninitialized_memory_poisoned(),
+                traced_forward(recorder, state.device, model=state.model) as trace,
+                torch.no_grad(),
+            ):
+                assert state.model is not None, "load first"
+                state.model(*arguments)
+        except WorkerError:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            raise _problem_error("reference forward", exc, state) from None
+        return {"trace": trace.to_json()}
 
     def end_trial(self, request: dict[str, Any]) -> dict[str, Any]:
         trial = self.state.trials.pop(str(request["trial"]), None)

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from kforge.worker.dispatch_guard import (
     clear_foreign_modes,
@@ -211,6 +212,15 @@ def _program_count(grid: Any) -> int | None:
         return None
 
 
+def _launch_classes() -> tuple[type, ...]:
+    """Triton's classes whose run() launches a kernel (compiled, interpreted, autotuned, heuristics)."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    return (JITFunction, InterpretedFunction, Autotuner, Heuristics)
+
+
 class LaunchRecorder:
     """Counts Triton launches and, in ghost mode, turns the candidate's own kernels into no-ops.
 
@@ -228,13 +238,22 @@ class LaunchRecorder:
 
     def install(self) -> None:
         """Wraps Triton's launch entry points; call before the candidate is imported."""
-        from triton.runtime.autotuner import Autotuner, Heuristics
-        from triton.runtime.interpreter import InterpretedFunction
-        from triton.runtime.jit import JITFunction
-
-        for cls in (JITFunction, InterpretedFunction, Autotuner, Heuristics):
+        for cls in _launch_classes():
             if not getattr(cls.run, "_kforge_wrapped", False):
                 cls.run = self._wrap(cls.run)  # type: ignore[method-assign]
+
+    @contextmanager
+    def installed(self) -> Iterator[LaunchRecorder]:
+        """Wraps Triton's launch entry points for the block only (the judge tracing its reference once:
+        its timed calls must run through Triton's own launcher, as they did before)."""
+        originals = {cls: cls.run for cls in _launch_classes()}
+        for cls, run in originals.items():
+            cls.run = self._wrap(run)  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            for cls, run in originals.items():
+                cls.run = run  # type: ignore[method-assign]
 
     def _wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
         recorder = self
@@ -369,6 +388,11 @@ def _candidate_custom_op(qualified: str, device_type: str) -> Callable[..., Any]
     return backends.get(device_type) or function
 
 
+def _flat_values(tree: Any) -> list[Any]:
+    """The leaves of nested tuples, lists and dicts (an op's arguments)."""
+    return list(tree_leaves(tree))
+
+
 def _device_type(args: Any) -> str:
     for value in args:
         if isinstance(value, torch.Tensor):
@@ -380,10 +404,24 @@ class AtenComputeRecorder(TorchDispatchMode):
     """Lists the ATen compute ops the candidate runs: outside Triton launches, and inside them when the
     caller is candidate code (a launch callback). Ops are told apart by their qualified name."""
 
-    def __init__(self, launches: LaunchRecorder, compute: Counter[str] | None = None) -> None:
+    def __init__(
+        self,
+        launches: LaunchRecorder,
+        compute: Counter[str] | None = None,
+        elements: dict[str, int] | None = None,
+    ) -> None:
         super().__init__()
         self.launches = launches
         self.compute: Counter[str] = Counter() if compute is None else compute
+        # op -> the most elements of any tensor it took: reference parity bounds what an allowed op may touch
+        self.elements: dict[str, int] = {} if elements is None else elements
+
+    def _note(self, name: str, args: Any, kwargs: dict[str, Any]) -> None:
+        self.compute[name] += 1
+        largest = max(
+            (v.numel() for v in _flat_values((args, kwargs)) if isinstance(v, torch.Tensor)), default=0
+        )
+        self.elements[name] = max(self.elements.get(name, 0), int(largest))
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -394,7 +432,7 @@ class AtenComputeRecorder(TorchDispatchMode):
         candidates = self.launches.depth == 0 or called_by_candidate()
         if namespace in ("aten", "prims"):
             if candidates and name not in NON_COMPUTE_ATEN_OPS:
-                self.compute[name] += 1
+                self._note(name, args, kwargs)
             return func(*args, **kwargs)
         qualified = f"{namespace}::{name}"
         if qualified in NON_COMPUTE_LIBRARY_OPS:
@@ -402,11 +440,11 @@ class AtenComputeRecorder(TorchDispatchMode):
         implementation = _candidate_custom_op(qualified, _device_type(args))
         if implementation is None:
             if candidates:
-                self.compute[qualified] += 1  # a library's op: its body may be native code nobody sees
+                self._note(qualified, args, kwargs)  # a library's op: its body may be native code nobody sees
             return func(*args, **kwargs)
         # The candidate's own op: its body runs here, under a recorder, so every op it runs is seen (called
         # through the dispatcher, the body would run with this mode off the stack).
-        with AtenComputeRecorder(self.launches, self.compute):
+        with AtenComputeRecorder(self.launches, self.compute, self.elements):
             return implementation(*args, **kwargs)
 
 
@@ -580,6 +618,7 @@ class ForwardTrace:
 
     launches: LaunchLog = field(default_factory=LaunchLog)
     aten_compute: Counter[str] = field(default_factory=Counter)
+    aten_compute_elements: dict[str, int] = field(default_factory=dict)  # op -> largest tensor it took
     aten_compute_profiled: Counter[str] = field(default_factory=Counter)  # the profiler's view (see above)
     host_transfers: Counter[str] = field(default_factory=Counter)  # input-derived data read on the host
     host_transfers_clean: int = 0
@@ -602,6 +641,7 @@ class ForwardTrace:
             "empty_grid_launches": dict(self.launches.empty_grid),
             "kernel_arg_dtypes": sorted(self.launches.arg_dtypes),
             "aten_compute_ops": dict(self.aten_compute),
+            "aten_compute_elements": dict(self.aten_compute_elements),
             "aten_compute_profiled": dict(self.aten_compute_profiled),
             "host_transfers": dict(self.host_transfers),
             "host_transfers_clean": self.host_transfers_clean,
@@ -695,6 +735,7 @@ def traced_forward(
         except (RuntimeError, AssertionError) as exc:  # the candidate stopped or replaced the profiler
             trace.dispatch_problems.append(f"the profiler recording forward was disturbed: {exc}")
         trace.aten_compute = aten.compute
+        trace.aten_compute_elements = aten.elements
         trace.host_transfers = transfers.derived
         trace.host_transfers_clean = transfers.clean
         trace.device_to_host_conversions = transfers.device_to_host
