@@ -135,7 +135,8 @@ TEST(ReferenceParity, CopiesToTheHostTheReferenceMakesUnseenAreAllowedToo) {
   candidate["device_to_host_conversions"] = 1;
   EXPECT_EQ(find(runtime_findings(candidate_evidence(reference, {candidate})), "host-transfer"), nullptr);
   candidate["gpu_kernels"].back()["count"] = 6;
-  const auto* more = find(runtime_findings(candidate_evidence(reference, {candidate})), "host-transfer");
+  const auto findings = runtime_findings(candidate_evidence(reference, {candidate}));
+  const auto* more = find(findings, "host-transfer");
   ASSERT_NE(more, nullptr);
   EXPECT_NE(more->message.find("copies 4 time(s) more"), std::string::npos) << more->message;
 }
