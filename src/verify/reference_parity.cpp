@@ -2,9 +2,22 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 namespace kforge::verify {
 namespace {
+
+long triton_launches(const nlohmann::json& trace) {
+  long total = 0;
+  for (const char* key : {"own_launches", "foreign_launches"}) {
+    for (const auto& [name, count] : counts_of(trace, key)) {
+      total += count;
+    }
+  }
+  return total;
+}
+
+}  // namespace
 
 NameCounts counts_of(const nlohmann::json& trace, const char* key) {
   NameCounts counts;
@@ -18,17 +31,6 @@ NameCounts counts_of(const nlohmann::json& trace, const char* key) {
   return counts;
 }
 
-long triton_launches(const nlohmann::json& trace) {
-  long total = 0;
-  for (const char* key : {"own_launches", "foreign_launches"}) {
-    for (const auto& [name, count] : counts_of(trace, key)) {
-      total += count;
-    }
-  }
-  return total;
-}
-
-// GPU kernels of the trace that are not Triton's (the launched kernels' names) nor fills and copies.
 NameCounts library_kernels(const nlohmann::json& trace) {
   std::set<std::string> triton;
   for (const char* key : {"own_launches", "foreign_launches"}) {
@@ -49,8 +51,6 @@ NameCounts library_kernels(const nlohmann::json& trace) {
   }
   return kernels;
 }
-
-}  // namespace
 
 std::optional<ReferenceParity> ReferenceParity::from_trace(const nlohmann::json& trace) {
   if (!trace.is_object() || triton_launches(trace) == 0) {

@@ -10,7 +10,13 @@ namespace kforge::verify {
 // Counts per name: ATen ops, GPU kernels, host reads.
 using NameCounts = std::map<std::string, long>;
 
-// Device-to-host copies that CUPTI recorded during one traced call (driver copy records named DtoH).
+// Readers of one traced call (python/kforge/worker/trace.py), shared by the candidate's checks and the
+// reference's allowance:
+// the {"name": count} object under `key` (empty when absent or malformed);
+NameCounts counts_of(const nlohmann::json& trace, const char* key);
+// the GPU kernels that are neither Triton kernels (own, or named like a launched one) nor fills/copies;
+NameCounts library_kernels(const nlohmann::json& trace);
+// the device-to-host copies CUPTI recorded (driver copy records named DtoH).
 long device_to_host_copies(const nlohmann::json& trace);
 
 // What a reference that is itself a Triton program (kernel mode, TritonBench, a problem.py whose Model

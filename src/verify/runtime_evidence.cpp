@@ -99,21 +99,6 @@ void check_swallowed_failures(const RuntimeEvidence& evidence, std::vector<Findi
   }
 }
 
-// The candidate's non-Triton GPU kernels of one trace (not its own, not fills or copies).
-NameCounts library_kernels(const nlohmann::json& trace) {
-  NameCounts kernels;
-  for (const auto& kernel : trace.value("gpu_kernels", nlohmann::json::array())) {
-    if (!kernel.value("own", false) && !kernel.value("memory", false)) {
-      kernels[kernel.value("name", "?").substr(0, 120)] += kernel.value("count", 1L);
-    }
-  }
-  return kernels;
-}
-
-NameCounts counts_of(const nlohmann::json& trace, const char* key) {
-  return summed_counts(std::vector<nlohmann::json>{trace}, key);
-}
-
 // Per kind of work, what the candidate's calls ran beyond its Triton reference's own PyTorch work (all of
 // it when the reference is not a Triton program), and what that work covered.
 struct PyTorchWork {
