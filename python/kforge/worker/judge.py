@@ -642,6 +642,7 @@ class Judge:
                 continue
             differs = undefined_elements(tensor, redrawn, correctness.default_tolerance(tensor.dtype))
             if bool((differs & ~poison_elements(tensor)).any().item()):
+                self._compare_runs(tensors, self._rerun(inputs, rng))  # a race differs here too: named as one
                 self.state.nondeterminism = (
                     f"the reference's output {index} ({values.describe(tensor)}) changes with the random "
                     "generator's state alone: on the same inputs it agreed with itself, and differed once "
