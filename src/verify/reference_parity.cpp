@@ -1,20 +1,18 @@
 #include "verify/reference_parity.hpp"
 
 #include <algorithm>
-#include <set>
 #include <string>
 
 namespace kforge::verify {
 namespace {
 
-long triton_launches(const nlohmann::json& trace) {
-  long total = 0;
-  for (const char* key : {"own_launches", "foreign_launches"}) {
-    for (const auto& [name, count] : counts_of(trace, key)) {
-      total += count;
-    }
+// Triton launches per kernel name, the candidate's own and others alike.
+NameCounts triton_launches(const nlohmann::json& trace) {
+  NameCounts launches = counts_of(trace, "own_launches");
+  for (const auto& [name, count] : counts_of(trace, "foreign_launches")) {
+    launches[name] += count;
   }
-  return total;
+  return launches;
 }
 
 }  // namespace
@@ -32,12 +30,7 @@ NameCounts counts_of(const nlohmann::json& trace, const char* key) {
 }
 
 NameCounts library_kernels(const nlohmann::json& trace) {
-  std::set<std::string> triton;
-  for (const char* key : {"own_launches", "foreign_launches"}) {
-    for (const auto& [name, count] : counts_of(trace, key)) {
-      triton.insert(name);
-    }
-  }
+  const NameCounts triton = triton_launches(trace);
   NameCounts kernels;
   const auto found = trace.find("gpu_kernels");
   if (found == trace.end() || !found->is_array()) {
@@ -53,7 +46,8 @@ NameCounts library_kernels(const nlohmann::json& trace) {
 }
 
 std::optional<ReferenceParity> ReferenceParity::from_trace(const nlohmann::json& trace) {
-  if (!trace.is_object() || triton_launches(trace) == 0) {
+  const NameCounts launches = triton_launches(trace);  // none in anything but a trace object
+  if (std::none_of(launches.begin(), launches.end(), [](const auto& launch) { return launch.second > 0; })) {
     return std::nullopt;
   }
   const long unseen = device_to_host_copies(trace) - trace.value("device_to_host_conversions", 0L);

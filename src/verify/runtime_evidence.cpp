@@ -17,15 +17,11 @@ using rules::Severity;
 constexpr source::SourceLocation kNoLocation{0, 0};  // runtime findings are not tied to a line
 
 // name -> total count of a {"name": count} object, summed over every trace.
-std::map<std::string, long> summed_counts(const std::vector<nlohmann::json>& traces, const char* key) {
-  std::map<std::string, long> totals;
+NameCounts summed_counts(const std::vector<nlohmann::json>& traces, const char* key) {
+  NameCounts totals;
   for (const auto& trace : traces) {
-    const auto found = trace.find(key);
-    if (found == trace.end() || !found->is_object()) {
-      continue;
-    }
-    for (auto item = found->begin(); item != found->end(); ++item) {
-      totals[item.key()] += item->is_number_integer() ? item->get<long>() : 1;
+    for (const auto& [name, count] : counts_of(trace, key)) {
+      totals[name] += count;
     }
   }
   return totals;

@@ -612,7 +612,7 @@ class Judge:
         masks = self._compare_runs(tensors, second)
         if first_check:
             self._refuse_random_draws(inputs, tensors, rng)
-        if first_check:  # a race shows only now and then: more runs while they are cheap
+            # A race shows only now and then: more runs while they are cheap.
             deadline = started + DETERMINISM_SECONDS
             for _ in range(DETERMINISM_EXTRA_RUNS):
                 if time.perf_counter() > deadline:

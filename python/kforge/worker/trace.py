@@ -388,11 +388,6 @@ def _candidate_custom_op(qualified: str, device_type: str) -> Callable[..., Any]
     return backends.get(device_type) or function
 
 
-def _flat_values(tree: Any) -> list[Any]:
-    """The leaves of nested tuples, lists and dicts (an op's arguments)."""
-    return list(tree_leaves(tree))
-
-
 def _device_type(args: Any) -> str:
     for value in args:
         if isinstance(value, torch.Tensor):
@@ -419,7 +414,7 @@ class AtenComputeRecorder(TorchDispatchMode):
     def _note(self, name: str, args: Any, kwargs: dict[str, Any]) -> None:
         self.compute[name] += 1
         largest = max(
-            (v.numel() for v in _flat_values((args, kwargs)) if isinstance(v, torch.Tensor)), default=0
+            (v.numel() for v in tree_leaves((args, kwargs)) if isinstance(v, torch.Tensor)), default=0
         )
         self.elements[name] = max(self.elements.get(name, 0), int(largest))
 
