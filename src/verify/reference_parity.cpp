@@ -53,7 +53,8 @@ std::optional<ReferenceParity> ReferenceParity::from_trace(const nlohmann::json&
   const long unseen = device_to_host_copies(trace) - trace.value("device_to_host_conversions", 0L);
   return ReferenceParity{counts_of(trace, "aten_compute_ops"),      counts_of(trace, "aten_compute_elements"),
                          counts_of(trace, "aten_compute_profiled"), library_kernels(trace),
-                         counts_of(trace, "host_transfers"),        std::max(unseen, 0L)};
+                         counts_of(trace, "host_transfers"),        std::max(unseen, 0L),
+                         trace.value("formatted_tensors", 0L)};
 }
 
 long device_to_host_copies(const nlohmann::json& trace) {
@@ -91,6 +92,14 @@ ParitySplit split_by_reference(const NameCounts& counts, const NameCounts& allow
       split.beyond[name] = count - covered;
     }
   }
+  return split;
+}
+
+ParitySplit split_formatting(const nlohmann::json& trace, long allowed_formatted_tensors) {
+  ParitySplit split;
+  const long formatted = trace.is_object() ? trace.value("formatted_tensors", 0L) : 0L;
+  (formatted <= allowed_formatted_tensors ? split.covered : split.beyond) =
+      counts_of(trace, "aten_formatting_profiled");
   return split;
 }
 

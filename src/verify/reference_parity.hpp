@@ -30,6 +30,7 @@ struct ReferenceParity {
   NameCounts gpu_kernels;          // GPU kernels that are neither Triton kernels nor fills/copies
   NameCounts host_transfers;       // input-derived tensor data read on the host
   long unseen_copies_to_host = 0;  // device-to-host copies (CUPTI) beyond the conversions the recorder saw
+  long formatted_tensors = 0;      // tensors turned into text (prints): their ops depend on the values
 
   // From the judge's traced reference call (worker trace format). nullopt when the reference launched
   // no Triton kernel: a PyTorch reference's compute is the op itself, and grants nothing.
@@ -47,5 +48,10 @@ struct ParitySplit {
 ParitySplit split_by_reference(const NameCounts& counts, const NameCounts& allowed,
                                const NameCounts* elements = nullptr,
                                const NameCounts* allowed_elements = nullptr);
+
+// The ATen ops one traced call ran formatting tensors as text (prints), against the reference's prints:
+// how many ops a print runs depends on the tensor's values, so the allowance is the number of tensors
+// formatted per call: all covered when the call formatted no more than the reference, else all beyond.
+ParitySplit split_formatting(const nlohmann::json& trace, long allowed_formatted_tensors);
 
 }  // namespace kforge::verify

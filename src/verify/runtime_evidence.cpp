@@ -100,6 +100,7 @@ void check_swallowed_failures(const RuntimeEvidence& evidence, std::vector<Findi
 struct PyTorchWork {
   ParitySplit aten;
   ParitySplit profiled;
+  ParitySplit formatting;  // ops of formatting tensors as text (prints), allowed per formatted tensor
   ParitySplit kernels;
   ParitySplit host_reads;
 };
@@ -123,6 +124,7 @@ PyTorchWork pytorch_work(const std::vector<nlohmann::json>& traces, const Refere
                                             &allowed.aten_elements));
     add_split(work.profiled,
               split_by_reference(counts_of(trace, "aten_compute_profiled"), allowed.profiled_ops));
+    add_split(work.formatting, split_formatting(trace, allowed.formatted_tensors));
     add_split(work.kernels, split_by_reference(library_kernels(trace), allowed.gpu_kernels));
     add_split(work.host_reads,
               split_by_reference(counts_of(trace, "host_transfers"), allowed.host_transfers));
@@ -141,6 +143,9 @@ void report_parity(const PyTorchWork& work, std::vector<Finding>& findings) {
   }
   if (!work.host_reads.covered.empty()) {
     parts.push_back("host reads " + listed(work.host_reads.covered));
+  }
+  if (!work.formatting.covered.empty()) {
+    parts.push_back("printing tensors " + listed(work.formatting.covered));
   }
   if (!parts.empty()) {
     findings.push_back(
@@ -172,15 +177,6 @@ void check_foreign_compute(const RuntimeEvidence& evidence, const PyTorchWork& w
                             ": " + listed(aten) +
                             "; only allocation, views and copies may run around the launches",
                         kNoLocation});
-  } else if (!profiled.empty() && summed_number(evidence.traces, "formatted_tensors") > 0) {
-    // torch formats tensors with the dispatch modes off: a print, not a candidate hiding its compute.
-    findings.push_back(
-        {"torch-compute-at-runtime", Severity::reject,
-         fmt::format("forward turned {} tensor(s) into text (print, f-strings, str): formatting "
-                     "a tensor runs PyTorch (ATen) compute ({}) and copies it to the host "
-                     "outside Triton kernels; remove the prints from forward",
-                     summed_number(evidence.traces, "formatted_tensors"), listed(profiled)),
-         kNoLocation});
   } else if (!profiled.empty()) {
     // The profiler hooks the dispatcher in C++: what it saw while the dispatch mode saw nothing was
     // hidden from the mode (popped, disabled, or run where the mode does not look).
@@ -190,6 +186,20 @@ void check_foreign_compute(const RuntimeEvidence& evidence, const PyTorchWork& w
              listed(profiled) +
              "): the candidate hid it from kforge's dispatch recorder; only allocation, views "
              "and copies may run around the launches",
+         kNoLocation});
+  }
+  if (!work.formatting.beyond.empty()) {
+    // torch formats tensors with the dispatch modes off: a print, not a candidate hiding its compute.
+    findings.push_back(
+        {"torch-compute-at-runtime", Severity::reject,
+         fmt::format("forward turned {} tensor(s) into text (print, f-strings, str){}: formatting a tensor "
+                     "runs PyTorch (ATen) compute ({}) and copies it to the host outside Triton kernels; "
+                     "remove the prints from forward",
+                     summed_number(evidence.traces, "formatted_tensors"),
+                     evidence.reference ? fmt::format(" where the reference formats {} per call",
+                                                      evidence.reference->formatted_tensors)
+                                        : std::string(),
+                     listed(work.formatting.beyond)),
          kNoLocation});
   }
   if (!work.kernels.beyond.empty()) {
@@ -321,8 +331,8 @@ void check_kernel_arguments(const RuntimeEvidence& evidence, std::vector<Finding
 
 bool RuntimeEvidence::ran_pytorch_work() const {
   const PyTorchWork work = pytorch_work(traces, nullptr);
-  return !work.aten.beyond.empty() || !work.profiled.beyond.empty() || !work.kernels.beyond.empty() ||
-         !work.host_reads.beyond.empty();
+  return !work.aten.beyond.empty() || !work.profiled.beyond.empty() || !work.formatting.beyond.empty() ||
+         !work.kernels.beyond.empty() || !work.host_reads.beyond.empty();
 }
 
 long RuntimeEvidence::own_launches_per_call() const {

@@ -151,7 +151,8 @@ class RuntimeProbes {
             ? nlohmann::json{{"aten_compute_ops", context_.evidence.reference->aten_ops},
                              {"aten_compute_elements", context_.evidence.reference->aten_elements},
                              {"gpu_kernels", context_.evidence.reference->gpu_kernels},
-                             {"host_transfers", context_.evidence.reference->host_transfers}}
+                             {"host_transfers", context_.evidence.reference->host_transfers},
+                             {"formatted_tensors", context_.evidence.reference->formatted_tensors}}
             : nlohmann::json("none: the reference launches no Triton kernel");
     return true;
   }

@@ -141,6 +141,31 @@ TEST(ReferenceParity, CopiesToTheHostTheReferenceMakesUnseenAreAllowedToo) {
   EXPECT_NE(more->message.find("copies 4 time(s) more"), std::string::npos) << more->message;
 }
 
+TEST(ReferenceParity, PrintsAreAllowedPerFormattedTensorWhateverOpsTheValuesTake) {
+  // How many ops torch runs to format a tensor depends on its values (NaN, integers, the scale), so a
+  // print of the candidate's trial values need not run the ops the reference's print ran.
+  auto reference = trace_with("foreign_launches", {}, {});
+  reference["formatted_tensors"] = 2;
+  reference["aten_formatting_profiled"] = {{"abs", 2}};
+  const auto parity = ReferenceParity::from_trace(reference);
+  ASSERT_TRUE(parity.has_value());
+  EXPECT_EQ(parity->formatted_tensors, 2);
+  auto candidate = trace_with("own_launches", {}, {});
+  candidate["formatted_tensors"] = 2;
+  candidate["aten_formatting_profiled"] = {{"gt", 6}, {"lt", 6}, {"isfinite", 2}};
+  const auto allowed = runtime_findings(candidate_evidence(reference, {candidate}));
+  EXPECT_EQ(find(allowed, "torch-compute-at-runtime"), nullptr);
+  const auto* parity_note = find(allowed, "reference-parity");
+  ASSERT_NE(parity_note, nullptr);
+  EXPECT_NE(parity_note->message.find("printing tensors gt x6"), std::string::npos) << parity_note->message;
+  candidate["formatted_tensors"] = 3;
+  const auto findings = runtime_findings(candidate_evidence(reference, {candidate}));
+  const auto* more = find(findings, "torch-compute-at-runtime");
+  ASSERT_NE(more, nullptr);
+  EXPECT_NE(more->message.find("turned 3 tensor(s) into text"), std::string::npos) << more->message;
+  EXPECT_NE(more->message.find("the reference formats 2 per call"), std::string::npos) << more->message;
+}
+
 TEST(ReferenceParity, WithoutAReferenceEveryPyTorchOpIsRejectedAsBefore) {
   RuntimeEvidence evidence;
   evidence.traces = {trace_with("own_launches", kSumAndDiv, kSmallTensors)};

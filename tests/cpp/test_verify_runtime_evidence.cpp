@@ -146,7 +146,7 @@ TEST(RuntimeEvidence, ComputeOnlyTheProfilerSawIsRejected) {
 
 TEST(RuntimeEvidence, ComputeOfAPrintedTensorIsRejectedAsAPrintNotAsHiddenCompute) {
   auto printed = honest_trace();
-  printed["aten_compute_profiled"] = {{"abs", 2}, {"isfinite", 1}};
+  printed["aten_formatting_profiled"] = {{"abs", 2}, {"isfinite", 1}};
   printed["formatted_tensors"] = 1;
   const auto findings = runtime_findings(evidence_of({printed}));
   const auto* finding = find(findings, "torch-compute-at-runtime");

@@ -123,6 +123,31 @@ def test_pytorch_work_the_reference_runs_too_is_allowed_and_no_more(tmp_path: Pa
     assert "beyond what the reference" in runtime["summary"] and "mul x" in runtime["summary"]
 
 
+def test_a_reference_that_prints_allows_as_many_prints_whatever_their_values(tmp_path: Path) -> None:
+    # Real files print their tensors (TritonBench's cross_entropy2). torch runs value-dependent ATen ops
+    # to format a tensor, so the allowance is the reference's number of printed tensors per call.
+    launch = "    _row_squares[(rows,)](x, per_row, cols, BLOCK=triton.next_power_of_2(cols))\n"
+    printing = tmp_path / "printing.py"
+    printing.write_text(ROW_LOSS.replace(launch, launch + "    print('per row', per_row)\n"))
+    code, verdict, err = kernel_eval("--no-small", "--kernel", str(printing), "--entry", "row_loss")
+    assert code == 0, err
+    assert verdict is not None and verdict["outcome"] == "accepted"
+    runtime = next(s for s in verdict["stages"] if s["name"] == "runtime")
+    parity = [f for f in runtime["findings"] if f["rule"] == "reference-parity"]
+    assert len(parity) == 1 and "printing tensors" in parity[0]["message"], runtime["findings"]
+    assert runtime["details"]["reference_parity"]["formatted_tensors"] == 1
+
+    more = tmp_path / "more.py"
+    more.write_text(ROW_LOSS.replace(launch, launch + "    print('per row', per_row, 'x', x)\n"))
+    code, verdict, _ = kernel_eval(
+        "--no-small", "--kernel", str(printing), "--entry", "row_loss", "--candidate", str(more)
+    )
+    assert code == 1
+    assert verdict is not None and verdict["failed_stage"] == "runtime"
+    runtime = next(s for s in verdict["stages"] if s["name"] == "runtime")
+    assert "into text" in runtime["summary"] and "the reference formats 1 per call" in runtime["summary"]
+
+
 def test_a_wrapper_that_draws_its_own_random_operands_is_a_problem_error(tmp_path: Path) -> None:
     # Its output follows the random generator, not its inputs: no candidate process can be given the
     # judge's draws without the secret seeds, so it is the file's defect, not a rejection of the candidate.

@@ -192,8 +192,10 @@ def test_a_printed_tensor_is_counted_so_its_compute_is_not_called_hidden() -> No
             text = f"x: {x}"
         assert "x: tensor(" in text
         assert trace.formatted_tensors == 1 and not trace.aten_compute
-        assert trace.aten_compute_profiled, "formatting runs ATen ops the profiler sees"
+        assert trace.aten_formatting_profiled, "formatting runs ATen ops the profiler sees"
+        assert not trace.aten_compute_profiled, "... inside the formatting range, apart from compute"
         assert trace.to_json()["formatted_tensors"] == 1
+        assert trace.to_json()["aten_formatting_profiled"] == dict(trace.aten_formatting_profiled)
         import torch._tensor_str as tensor_str
         assert tensor_str._str.__name__ == "_str", "torch's formatter is back after the trace"
         """

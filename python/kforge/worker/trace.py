@@ -98,6 +98,7 @@ HOST_TRANSFER_METHODS = frozenset((
 )) | STORAGE_METHODS
 # fmt: on
 LAUNCH_RANGE = "kforge::launch"  # profiler range around every outermost Triton launch
+FORMAT_RANGE = "kforge::format"  # profiler range around torch's formatting of one tensor (a print)
 
 
 def called_by_candidate(skip: int = 2) -> bool:
@@ -543,11 +544,22 @@ def _outermost_op(event: Any) -> bool:
     return True
 
 
-def profiled_compute(profiler: torch.autograd.profiler.profile) -> Counter[str]:
+def _inside_formatting(event: Any) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == FORMAT_RANGE:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+def profiled_compute(profiler: torch.autograd.profiler.profile) -> tuple[Counter[str], Counter[str]]:
     """ATen compute ops the profiler saw outside Triton launches (custom ops are transparent: their
-    bodies' ops count). The profiler hooks the dispatcher in C++, so a candidate that pops or disables
-    the dispatch mode does not hide from it."""
-    counts: Counter[str] = Counter()
+    bodies' ops count), split into those torch ran formatting a tensor as text (a print: how many ops
+    depends on the values) and the rest. The profiler hooks the dispatcher in C++, so a candidate that
+    pops or disables the dispatch mode does not hide from it."""
+    compute: Counter[str] = Counter()
+    formatting: Counter[str] = Counter()
     for event in profiler.function_events:
         if event.device_type != torch.autograd.DeviceType.CPU:
             continue
@@ -556,8 +568,8 @@ def profiled_compute(profiler: torch.autograd.profiler.profile) -> Counter[str]:
             continue
         if name in NON_COMPUTE_ATEN_OPS or name in COMPOSITE_NON_COMPUTE_ATEN_OPS or not _outermost_op(event):
             continue
-        counts[name] += 1
-    return counts
+        (formatting if _inside_formatting(event) else compute)[name] += 1
+    return compute, formatting
 
 
 def _child_processes() -> set[int]:
@@ -615,6 +627,7 @@ class ForwardTrace:
     aten_compute: Counter[str] = field(default_factory=Counter)
     aten_compute_elements: dict[str, int] = field(default_factory=dict)  # op -> largest tensor it took
     aten_compute_profiled: Counter[str] = field(default_factory=Counter)  # the profiler's view (see above)
+    aten_formatting_profiled: Counter[str] = field(default_factory=Counter)  # ... of formatting tensors
     host_transfers: Counter[str] = field(default_factory=Counter)  # input-derived data read on the host
     host_transfers_clean: int = 0
     device_to_host_conversions: int = 0
@@ -638,6 +651,7 @@ class ForwardTrace:
             "aten_compute_ops": dict(self.aten_compute),
             "aten_compute_elements": dict(self.aten_compute_elements),
             "aten_compute_profiled": dict(self.aten_compute_profiled),
+            "aten_formatting_profiled": dict(self.aten_formatting_profiled),
             "host_transfers": dict(self.host_transfers),
             "host_transfers_clean": self.host_transfers_clean,
             "device_to_host_conversions": self.device_to_host_conversions,
@@ -657,15 +671,17 @@ class ForwardTrace:
 @contextmanager
 def _tensor_formatting_counted(trace: ForwardTrace) -> Iterator[None]:
     """Counts the tensors forward turns into text. torch formats a tensor with the dispatch modes off, so
-    only the profiler sees the ATen ops it runs; the count lets the verdict name a print as the cause
-    instead of compute hidden from kforge's recorder (the ops are still compute around the launches)."""
+    only the profiler sees the ATen ops it runs; the count and the profiler range around each let the
+    verdict name a print as the cause instead of compute hidden from kforge's recorder (the ops are
+    still compute around the launches), and let a reference that prints allow as many prints."""
     import torch._tensor_str as tensor_str
 
     original = tensor_str._str
 
     def counted(*args: Any, **kwargs: Any) -> str:
         trace.formatted_tensors += 1
-        return original(*args, **kwargs)
+        with _RECORD_RANGE(FORMAT_RANGE):
+            return original(*args, **kwargs)
 
     tensor_str._str = counted
     try:
@@ -724,7 +740,7 @@ def traced_forward(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 profiler.__exit__(None, None, None)
-            trace.aten_compute_profiled = profiled_compute(profiler)
+            trace.aten_compute_profiled, trace.aten_formatting_profiled = profiled_compute(profiler)
             if device.type == "cuda":
                 trace.gpu_kernels = _gpu_kernels(profiler)
         except (RuntimeError, AssertionError) as exc:  # the candidate stopped or replaced the profiler
