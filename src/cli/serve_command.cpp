@@ -183,7 +183,8 @@ std::function<int()> add_serve_command(CLI::App& app) {
       ->option_text("DIR");
   serve
       ->add_option("--warm-judges", options->warm_judges,
-                   "problems whose judge stays alive per device between requests (least recently used goes)")
+                   "problems whose judge stays alive per device between requests (least recently used goes; "
+                   "at least -j, one per evaluation in flight)")
       ->check(CLI::PositiveNumber)
       ->option_text("N")
       ->capture_default_str();

@@ -129,6 +129,9 @@ class EvalEngine::Impl {
     if (options_.devices.empty() || options_.jobs_per_device == 0 || options_.sessions_per_device == 0) {
       throw std::invalid_argument("the engine needs at least one device, job and session per device");
     }
+    // Every evaluation in flight needs its problem's judge: with fewer judges than jobs, a batch of one
+    // answer per problem (TritonBench, a KernelBench level) ran only that many at once whatever -j said.
+    options_.sessions_per_device = std::max(options_.sessions_per_device, options_.jobs_per_device);
     python_ = runner::find_python_environment(options_.python);
     for (const auto& device : options_.devices) {
       facts_[device] = options_.store != nullptr ? runner::probe_environment(python_, device)
@@ -209,6 +212,7 @@ class EvalEngine::Impl {
       counters = counters_;
       counters.queued = queued_;
       counters.running = running_;
+      counters.judge_room = options_.sessions_per_device;
       counters.judges_alive = 0;
       for (const auto& [device, state] : devices_) {
         counters.judges_alive += state->sessions;

@@ -22,6 +22,7 @@ struct EngineCounters {
   std::size_t from_store = 0;       // answered from the result store
   std::size_t retries = 0;          // jobs run again after their judge or worker was lost
   std::size_t judges_alive = 0;     // judges started and not yet stopped (busy or kept warm)
+  std::size_t judge_room = 0;       // judges that may be alive at once per device (at least its jobs)
   std::size_t judge_starts = 0;     // judges started
   std::size_t judge_restarts = 0;   // judges replaced after they died under an evaluation
   std::size_t zygote_starts = 0;    // candidate zygotes started

@@ -15,7 +15,7 @@ namespace kforge::schedule {
 struct SchedulerOptions {
   std::vector<std::string> devices{"cpu"};  // "cpu" or "cuda:N"; GPU work is spread over all of them
   std::size_t jobs_per_device = 4;          // evaluations in flight per device (compile and correctness)
-  std::size_t sessions_per_device = 8;      // problems whose judge is alive at once per device
+  std::size_t sessions_per_device = 8;      // problems whose judge is alive at once per device (>= jobs)
   store::ResultStore* store = nullptr;      // null: no result store
   bool reuse_stored = true;                 // false: evaluate again (results are still stored)
   bool use_zygote = true;                   // fork candidates from a zygote per device (false: fresh starts)

@@ -124,5 +124,17 @@ TEST(EvalEngine, RefusesOptionsWithoutDevicesOrSlots) {
   EXPECT_THROW(EvalEngine{options}, std::invalid_argument);
 }
 
+TEST(EvalEngine, KeepsAJudgeForEveryEvaluationInFlight) {
+  // One answer per problem (TritonBench, a KernelBench level): each of the -j evaluations needs a judge.
+  SchedulerOptions options;
+  options.python = "python3";
+  options.use_zygote = false;
+  options.jobs_per_device = 12;
+  options.sessions_per_device = 8;
+  EXPECT_EQ(EvalEngine{options}.counters().judge_room, 12U);
+  options.jobs_per_device = 2;
+  EXPECT_EQ(EvalEngine{options}.counters().judge_room, 8U);
+}
+
 }  // namespace
 }  // namespace kforge::schedule
