@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.." || exit 1
 : "${OUT:?set OUT}" "${KB:?set KB to a KernelBench checkout}" "${CAPTURES:?set CAPTURES}" "${PHASE:?capture or judge}"
 LEVELS=${LEVELS:-1 2 3}
 LIMIT=${LIMIT:-550}            # seconds for the phase's work, leaving the call time to pack
-CAPTURE_JOBS=${CAPTURE_JOBS:-5}  # compiles at once per level
+CAPTURE_JOBS=${CAPTURE_JOBS:-5}  # compiles at once per level (10 on 16 cores ran level 3 past every timeout)
 CAPTURE_TIMEOUT=${CAPTURE_TIMEOUT:-250}
 export KFORGE_PYTHON=${KFORGE_PYTHON:-python3} PYTHONUNBUFFERED=1
 START=$SECONDS
