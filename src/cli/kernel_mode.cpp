@@ -86,6 +86,9 @@ nlohmann::json KernelProblemFile::describe(const std::string& entry) const {
   if (result == problem::WrapperResult::kIgnored) {
     described["result_ignored"] = true;
   }
+  if (!called_tests.empty()) {
+    described["called_tests"] = called_tests;
+  }
   return described;
 }
 
@@ -101,6 +104,7 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
                                             ? std::map<int, std::string>{}
                                             : problem::spec_keywords(source::read_text_file(options.inputs));
   std::string where;
+  std::vector<std::string> called_tests;
   if (options.inputs_from_test) {
     try {
       const auto captured = capture_test_block_spec(
@@ -109,6 +113,7 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
           settings.timeout_s);
       reference.spec_text = captured.spec;
       observed = captured.call;
+      called_tests = captured.called_tests;
       keywords = problem::spec_keywords(captured.spec);
     } catch (const std::runtime_error& error) {
       if (const auto gpu = capture_needs_a_gpu(error.what(), options.kernel)) {
@@ -120,8 +125,12 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
   }
   const auto stem = std::filesystem::path(options.kernel).stem().string();
   const auto name = fmt::format("{}.{}.py", stem, options.entry);
-  KernelProblemFile made{write_by_hash(problem::kernel_problem_text(reference), name), options.writes, false,
-                         keywords};
+  KernelProblemFile made{write_by_hash(problem::kernel_problem_text(reference), name),
+                         options.writes,
+                         false,
+                         keywords,
+                         problem::WrapperResult::kUnlessNone,
+                         called_tests};
   if (!options.writes.empty()) {
     return made;
   }
@@ -139,8 +148,12 @@ KernelProblemFile write_kernel_problem(const KernelModeOptions& options,
     return made;
   }
   reference.result = problem::observed_result(*observed);
-  return {write_by_hash(problem::kernel_problem_text(reference), name), reference.writes, true, keywords,
-          reference.result};
+  return {write_by_hash(problem::kernel_problem_text(reference), name),
+          reference.writes,
+          true,
+          keywords,
+          reference.result,
+          called_tests};
 }
 
 std::string kernel_candidate(const KernelModeOptions& options, const std::string& variant) {

@@ -38,9 +38,10 @@ struct KernelProblemFile {
   bool writes_inferred = false;  // found by comparing the arguments before and after the reference's call
   std::map<int, std::string> keywords;  // inputs the wrapper takes by name (keyword-only parameters)
   problem::WrapperResult result = problem::WrapperResult::kUnlessNone;
+  std::vector<std::string> called_tests;  // the test block's uncalled test functions kforge called
 
-  // What the verdict says about it: {"entry", "writes", "writes_inferred"}, "keywords" where any and
-  // "result_ignored" where the reference returned None.
+  // What the verdict says about it: {"entry", "writes", "writes_inferred"}, "keywords" where any,
+  // "result_ignored" where the reference returned None and "called_tests" where kforge called any.
   nlohmann::json describe(const std::string& entry) const;
 };
 

@@ -36,7 +36,8 @@ CapturedInputs captured_inputs(const nlohmann::json& answer, const std::string& 
     throw std::runtime_error(fmt::format("the test block capture ({}): {}", answer.value("stage", "internal"),
                                          answer.value("error", "no spec and no error")));
   }
-  return {answer["spec"].dump(2), answer.value("entry", entry), observed_call(answer)};
+  return {answer["spec"].dump(2), answer.value("entry", entry), observed_call(answer),
+          answer.value("called_tests", std::vector<std::string>{})};
 }
 
 CapturedInputs capture_test_block_spec(const fs::path& kernel, const std::string& entry,

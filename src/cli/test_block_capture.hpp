@@ -18,6 +18,7 @@ struct CapturedInputs {
   std::string spec;
   std::string entry;
   problem::ObservedCall call;
+  std::vector<std::string> called_tests;  // test functions the block never called: kforge called them
 };
 
 // A capture's JSON answer ({"spec", "entry", "writes", "returns_none"}) as CapturedInputs; `entry` when

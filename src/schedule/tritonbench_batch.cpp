@@ -46,6 +46,8 @@ struct GoldPass {
   std::map<int, std::string> keywords;  // inputs the wrapper takes by name
   problem::WrapperResult result = problem::WrapperResult::kUnlessNone;
   std::string problem_error;  // why no reference problem could be made
+  // Test functions the gold's test block defines and never calls: kforge called them for the capture.
+  std::vector<std::string> called_tests;
   // The gold's test block failed with kforge's poisoned allocations and passed without: it reads memory
   // it never wrote. Its answers are then run unpoisoned too; this is how the poisoned run failed.
   std::optional<std::string> reads_unwritten;
@@ -136,6 +138,12 @@ class TritonBenchBatch {
             "allocations it fails ({}), so it and this answer ran without poisoning; its values depend on "
             "what that memory held",
             *gold.reads_unwritten));
+      }
+      if (!gold.called_tests.empty()) {
+        row.notes.push_back(fmt::format(
+            "the gold's test block defines {} and never calls it: kforge called it to capture the "
+            "wrapper's inputs (TritonBench's own scripts compare the stdout of the file as it is)",
+            fmt::join(gold.called_tests, ", ")));
       }
       const auto code = call_answer(index, item, gold, runner, row);
       job = verdict_job(index, item, gold, code, row);
@@ -254,6 +262,7 @@ class TritonBenchBatch {
     const auto& capture = answer["capture"];
     try {
       gold.entry = capture.value("entry", "");
+      gold.called_tests = capture.value("called_tests", std::vector<std::string>{});
       problem::ObservedCall call;
       call.writes = capture.value("writes", std::vector<int>{});
       call.returns_none = capture.value("returns_none", false);

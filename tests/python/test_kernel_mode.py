@@ -326,6 +326,30 @@ def test_inputs_can_come_from_the_files_own_test_block(tmp_path: Path) -> None:
     assert 'shape\\":[100]' in Path(verdict["problem"]["path"]).read_text()
 
 
+def test_a_test_function_the_block_defines_and_never_calls_is_called_for_the_inputs(tmp_path: Path) -> None:
+    # Some TritonBench gold files define `def test_x():` and never call it (TritonBench's scripts only
+    # compare stdout, which is empty on both sides); kforge calls it, as pytest would, and says so.
+    kernel = tmp_path / "negate.py"
+    kernel.write_text(TWO_CALLS.replace("result_gold = test_negate()\n", ""))
+    code, verdict, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--no-small"
+    )
+    assert code == 0, err
+    assert verdict is not None and verdict["kernel_mode"]["called_tests"] == ["test_negate"]
+    assert 'shape\\":[300]' in Path(verdict["problem"]["path"]).read_text()
+    # One that fails when called is the file's error, named.
+    kernel.write_text(
+        TWO_CALLS.replace("result_gold = test_negate()\n", "").replace(
+            "    return {", "    raise ValueError('boom')\n    return {"
+        )
+    )
+    code, _, err = kernel_eval(
+        "--kernel", str(kernel), "--entry", "negate", "--inputs-from-test", "--no-small"
+    )
+    assert code == 2
+    assert "defines test_negate() and never calls it; called by kforge, it failed: ValueError: boom" in err
+
+
 def test_a_test_block_that_cannot_give_inputs_is_an_error_that_says_why(tmp_path: Path) -> None:
     kernel = tmp_path / "negate.py"
     cases = {

@@ -313,6 +313,22 @@ def test_an_in_place_gold_and_a_gold_with_unwritten_padding_are_accepted_against
     assert padded["writes"] == [] and not padded["writes_inferred"]
 
 
+def test_a_gold_that_defines_its_test_and_never_calls_it_is_judged_from_that_test(tmp_path: Path) -> None:
+    # TritonBench's scripts compare the file's stdout, empty on both sides here; kforge needs the wrapper's
+    # inputs, so it calls the test function the block defines, as pytest would, and the row says so.
+    gold = tmp_path / "checkout" / "data" / "TritonBench_G_v1"
+    gold.mkdir(parents=True)
+    test_block = SCALE_INTO_TEST.replace("result_gold = test_scale_into()\n", "")
+    (gold / "scale_into.py").write_text(SCALE_INTO + SEPARATOR + "\n" + test_block)
+    code, report, err = tritonbench("--tritonbench", str(tmp_path / "checkout"), "--channel", "G")
+    assert code == 0, err
+    assert report is not None
+    (item,) = report["items"]
+    assert item["call"] and item["exec"]
+    assert item["verdict"]["outcome"] == "accepted", item["verdict"]["summary"]
+    assert any("defines test_scale_into and never calls it" in note for note in item["notes"]), item["notes"]
+
+
 def test_model_answers_to_an_in_place_gold_are_judged_on_the_argument_it_writes(tmp_path: Path) -> None:
     checkout = own_checkout(tmp_path / "checkout")
     answers = tmp_path / "answers"

@@ -450,6 +450,26 @@ def overwritten(arguments: list[Any], indices: list[int], call_again: CallAgain)
     return [index for index in fills if mutated_inputs([fills[index]], [sentinels[index]])]
 
 
+def uncalled_test_functions(test_block: str) -> list[str]:
+    """The test functions a test block defines at its top level (`def test_x():`, no required parameters),
+    in order. TritonBench's call accuracy requires a `def test_` in every test block, and some gold files
+    define theirs without ever calling it."""
+    try:
+        tree = ast.parse(test_block)
+    except (SyntaxError, ValueError):
+        return []
+    names = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
+            continue
+        positional = node.args.posonlyargs + node.args.args
+        required = len(positional) - len(node.args.defaults)
+        required += sum(default is None for default in node.args.kw_defaults)
+        if required == 0:
+            names.append(node.name)
+    return names
+
+
 @dataclass
 class RecordedCall:
     index: int  # which call of the test block (from 0)
@@ -468,6 +488,7 @@ class CallRecorder:
         self.signature = call_signature(wrapper, entry)
         self.calls = 0
         self.kept: RecordedCall | None = None
+        self.called_tests: list[str] = []  # test functions the test block never called, called by kforge
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         arguments, keywords = ordered_arguments(self.signature, args, kwargs)
@@ -489,6 +510,25 @@ class CallRecorder:
         self.kept = RecordedCall(index, before, written, result is None, keywords)
         return result
 
+    def call_uncalled_tests(self, namespace: dict[str, Any], test_block: str) -> None:
+        """Where the test block ran without calling the wrapper, calls the test functions it defines and
+        never called (as pytest would), so that their calls of the wrapper give the inputs."""
+        if self.calls:
+            return
+        for name in uncalled_test_functions(test_block):
+            function = namespace.get(name)
+            if not callable(function):
+                continue
+            self.called_tests.append(name)
+            try:
+                function()
+            except Exception as failure:  # noqa: BLE001 - the file's own test, reported with its name
+                raise CaptureError(
+                    "test-block",
+                    f"the test block defines {name}() and never calls it; called by kforge, it failed: "
+                    f"{type(failure).__name__}: {failure}",
+                ) from None
+
     def _keeps(self, index: int, arguments: list[Any]) -> bool:
         if self.case is not None:
             return index == self.case
@@ -501,7 +541,9 @@ class CallRecorder:
                 raise CaptureError(
                     "usage", f"--case {self.case}: the test block called {self.entry} {self.calls} times"
                 )
-            raise CaptureError("test-block", f"the test block never called {self.entry}")
+            tests = ", ".join(self.called_tests)
+            called = f" (nor did {tests}, called by kforge)" if tests else ""
+            raise CaptureError("test-block", f"the test block never called {self.entry}{called}")
         kept = self.kept
         inputs = [describe_argument(i, value, i in kept.writes) for i, value in enumerate(kept.arguments)]
         for index, name in kept.keywords.items():
@@ -513,6 +555,7 @@ class CallRecorder:
             "case": kept.index,
             "writes": kept.writes,
             "returns_none": kept.returned_none,
+            "called_tests": self.called_tests,
         }
 
 
@@ -545,6 +588,7 @@ def record_calls(path: Path, entry: str | None, case: int | None) -> CallRecorde
         raise CaptureError(
             "test-block", f"the test block failed: {type(failure).__name__}: {failure}"
         ) from None
+    recorder.call_uncalled_tests(module.__dict__, test_block)
     return recorder
 
 
