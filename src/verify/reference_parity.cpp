@@ -1,6 +1,7 @@
 #include "verify/reference_parity.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace kforge::verify {
@@ -97,7 +98,11 @@ ParitySplit split_by_reference(const NameCounts& counts, const NameCounts& allow
 
 ParitySplit split_formatting(const nlohmann::json& trace, long allowed_formatted_tensors) {
   ParitySplit split;
-  const long formatted = trace.is_object() ? trace.value("formatted_tensors", 0L) : 0L;
+  // The candidate's process writes its trace: a field of another type counts as many as possible.
+  const auto found = trace.is_object() ? trace.find("formatted_tensors") : trace.end();
+  const long formatted = found == trace.end()         ? 0L
+                         : found->is_number_integer() ? found->get<long>()
+                                                      : std::numeric_limits<long>::max();
   (formatted <= allowed_formatted_tensors ? split.covered : split.beyond) =
       counts_of(trace, "aten_formatting_profiled");
   return split;
