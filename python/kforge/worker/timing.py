@@ -2,13 +2,14 @@
 
 One sample (docs/verdict.md, "Performance"):
  1. untimed, the caller's before_sample (new input values copied into the timing inputs);
- 2. the L2 flush: a write of max(2 x L2, 128 MiB), through a window that moves by FLUSH_STRIDE from one
-    sample to the next over FLUSH_WINDOWS places (where the flush leaves dirty lines moves a 4 µs call by
-    up to 4%: placements.py);
+ 2. the L2 flush: a read of max(2 x L2, 128 MiB), through a window that moves by FLUSH_STRIDE from one
+    sample to the next over FLUSH_WINDOWS places (a write would leave dirty lines for the call to write
+    back; KFORGE_TIMING_FLUSH=write does, for comparisons);
  3. a device sleep (torch.cuda._sleep) that keeps the stream busy for 3x the call's recent host enqueue
     time (at least 20 µs, at most 50 ms), so that the host has queued the whole call before the GPU
     reaches the start event;
- 4. start event, the call, end event;
+ 4. start event, the call, end event (two events back to back on a stream read about 1.3 µs apart on an
+    H100: every sample holds that much besides the call, on both sides alike);
  5. the host waits until the GPU has passed the end event, and only then runs the caller's after_sample
     and queues the next sample's work.
 The events therefore measure the call's device execution with a cold L2: host launch overhead is not
