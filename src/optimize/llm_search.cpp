@@ -34,10 +34,10 @@ Proposal proposal_of(const ChatReply& reply, const std::set<std::string>& tried)
   return {idea, extracted.code->code, ""};
 }
 
-class Search {
+class ProposalSearch {
  public:
-  Search(const std::string& source, const LlmContext& context, const LlmSettings& settings,
-         const ChatSampler& sample, const ProposalEvaluator& evaluate)
+  ProposalSearch(const std::string& source, const LlmContext& context, const LlmSettings& settings,
+                 const ChatSampler& sample, const ProposalEvaluator& evaluate)
       : context_(context), settings_(settings), sample_(sample), evaluate_(evaluate) {
     outcome_.best_source = source;
   }
@@ -164,7 +164,7 @@ class Search {
 
 SearchOutcome llm_search(const std::string& source, const LlmContext& context, const LlmSettings& settings,
                          const ChatSampler& sample, const ProposalEvaluator& evaluate) {
-  return Search(source, context, settings, sample, evaluate).run();
+  return ProposalSearch(source, context, settings, sample, evaluate).run();
 }
 
 }  // namespace kforge::optimize

@@ -27,7 +27,7 @@ constexpr auto kCaches =
     std::to_array<std::string_view>({"functools.lru_cache", "functools.cache", "functools.cached_property",
                                      "cachetools", "methodtools.lru_cache"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kCachedStateInForwardWhy =
     ": outputs or work cached across forward calls make timing measure nothing (kforge calls forward many "
     "times, often on the same inputs); recompute everything from the inputs on each call (allocate "
     "outputs and workspaces in forward, keep only parameters and constants from __init__; launch "
@@ -291,7 +291,8 @@ class CachedStateChecker {
       if (is_cache(*decorator) && !memoises_metadata(def)) {
         sink_.add(severity_,
                   "`@" + spelling(*decorator) + "` memoises `" + std::string(qualified_name) +
-                      "`, which runs on the path from ModelNew.forward" + std::string(kWhy),
+                      "`, which runs on the path from ModelNew.forward" +
+                      std::string(kCachedStateInForwardWhy),
                   decorator->location);
       }
     }
@@ -335,8 +336,10 @@ class CachedStateChecker {
         const auto& reference = source::as_expr(node);
         const std::string origin = names_.resolve(reference);
         if (module_match(origin, kCaches) && !wraps_metadata_function(reference)) {
-          sink_.add(severity_, describe(reference, origin) + " memoises a function" + std::string(kWhy),
-                    reference.location);
+          sink_.add(
+              severity_,
+              describe(reference, origin) + " memoises a function" + std::string(kCachedStateInForwardWhy),
+              reference.location);
         }
       }
       return source::WalkAction::visit_children;
@@ -370,7 +373,8 @@ class CachedStateChecker {
   }
 
   void report(const source::Node& node, const std::string& what, const FunctionBody& body) {
-    sink_.add(severity_, what + " in `" + body.qualified_name + "`" + std::string(kWhy), node.location);
+    sink_.add(severity_, what + " in `" + body.qualified_name + "`" + std::string(kCachedStateInForwardWhy),
+              node.location);
   }
 
   const AnalysisContext& context_;

@@ -73,7 +73,7 @@ constexpr auto kInterceptionNames = std::to_array<std::string_view>({
     "_kineto_step",
 });
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kDispatchInterceptionWhy =
     ": a dispatch or torch-function mode runs the candidate's code inside every tensor operation "
     "(kforge's own handling of the outputs included) and can switch off kforge's recorder; a Triton "
     "candidate needs none of it";
@@ -114,7 +114,9 @@ void DispatchInterceptionRule::check(const AnalysisContext& context, std::vector
   const Severity severity = severity_for(context.profile);
   FindingSink sink(kId, findings);
   const auto report = [&](std::string_view name, std::string_view what, source::SourceLocation location) {
-    sink.add(severity, std::string(what) + " `" + std::string(name) + "`" + std::string(kWhy), location);
+    sink.add(severity,
+             std::string(what) + " `" + std::string(name) + "`" + std::string(kDispatchInterceptionWhy),
+             location);
   };
   source::walk(context.module, [&](const source::Node& node) {
     if (const auto* import = source::node_cast<source::Import>(node)) {

@@ -16,7 +16,7 @@ namespace {
 // Bounds the propagation of "launches a kernel" up the call graph.
 constexpr int kMaxPropagationRounds = 64;
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kFallbackOnKernelFailureWhy =
     ": if the kernel fails (compile error, bad launch, wrong shape) the handler silently runs something "
     "else, and a fallback that passes the checks is not your kernel; let the error propagate (end the "
     "handler with `raise`) or drop the try";
@@ -190,7 +190,7 @@ class FallbackChecker {
         sink_.add(severity_,
                   "this except handler swallows a failure of the Triton kernel launched in the try at line " +
                       std::to_string(attempt.location.line) + " (in `" + body.qualified_name + "`)" +
-                      std::string(kWhy),
+                      std::string(kFallbackOnKernelFailureWhy),
                   handler->location);
       }
     }
@@ -204,7 +204,7 @@ class FallbackChecker {
                   "`" + spelling(*call->func) +
                       "(...)` swallows a failure of the Triton kernel launched in its "
                       "block (in `" +
-                      body.qualified_name + "`)" + std::string(kWhy),
+                      body.qualified_name + "`)" + std::string(kFallbackOnKernelFailureWhy),
                   with.location);
         return;
       }

@@ -11,7 +11,7 @@ namespace kforge::rules {
 namespace {
 
 // Modules that exist for files, networks or serialisation: their import is reported.
-constexpr auto kModules = std::to_array<std::string_view>(
+constexpr auto kFileAndNetworkIoModules = std::to_array<std::string_view>(
     {"io", "_io", "shutil", "tempfile", "glob", "fileinput", "mmap", "zipfile", "tarfile", "gzip", "socket",
      "_socket", "socketserver", "ssl", "select", "selectors", "urllib", "urllib3", "http", "requests",
      "httpx", "aiohttp", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "websocket",
@@ -21,110 +21,110 @@ constexpr auto kModules = std::to_array<std::string_view>(
      "posix", "nt", "fcntl", "termios", "faulthandler"});
 
 // Reported at each use.
-constexpr auto kMembers = std::to_array<std::string_view>({"builtins.open",
-                                                           "codecs.open",
-                                                           "os.open",
-                                                           "os.read",
-                                                           "os.write",
-                                                           "os.pread",
-                                                           "os.pwrite",
-                                                           "os.readv",
-                                                           "os.writev",
-                                                           "os.remove",
-                                                           "os.unlink",
-                                                           "os.rename",
-                                                           "os.renames",
-                                                           "os.replace",
-                                                           "os.listdir",
-                                                           "os.scandir",
-                                                           "os.walk",
-                                                           "os.fwalk",
-                                                           "os.mkdir",
-                                                           "os.makedirs",
-                                                           "os.rmdir",
-                                                           "os.removedirs",
-                                                           "os.truncate",
-                                                           "os.ftruncate",
-                                                           "os.fdopen",
-                                                           "os.link",
-                                                           "os.symlink",
-                                                           "os.readlink",
-                                                           "os.chmod",
-                                                           "os.chown",
-                                                           "os.utime",
-                                                           "os.sendfile",
-                                                           "os.mkfifo",
-                                                           "os.mknod",
-                                                           "os.dup",
-                                                           "os.dup2",
-                                                           "os.memfd_create",
-                                                           "os.chdir",
-                                                           "os.chroot",
-                                                           "os.pipe",
-                                                           "os.pipe2",
-                                                           "os.close",
-                                                           "os.closerange",
-                                                           "os.fstat",
-                                                           "os.lseek",
-                                                           "os.fsync",
-                                                           "os.fdatasync",
-                                                           "os.openpty",
-                                                           "os.set_inheritable",
-                                                           "os.set_blocking",
-                                                           "os.splice",
-                                                           "os.copy_file_range",
-                                                           "os.preadv",
-                                                           "os.pwritev",
-                                                           "os.eventfd",
-                                                           "os.fchmod",
-                                                           "os.fchown",
-                                                           "os.fchdir",
-                                                           "os.login_tty",
-                                                           "os.stat",
-                                                           "os.lstat",
-                                                           "os.access",
-                                                           "os.path.exists",
-                                                           "os.path.lexists",
-                                                           "os.path.isfile",
-                                                           "os.path.isdir",
-                                                           "os.path.islink",
-                                                           "os.path.getsize",
-                                                           "os.path.getmtime",
-                                                           "os.path.getatime",
-                                                           "os.path.getctime",
-                                                           "os.path.samefile",
-                                                           "posix.open",
-                                                           "posix.read",
-                                                           "posix.write",
-                                                           "posix.remove",
-                                                           "posix.unlink",
-                                                           "posix.listdir",
-                                                           "posix.scandir",
-                                                           "torch.load",
-                                                           "torch.save",
-                                                           "torch.from_file",
-                                                           "torch.serialization",
-                                                           "torch.hub",
-                                                           "torch.package",
-                                                           "torch.utils.model_zoo",
-                                                           "torch.UntypedStorage.from_file",
-                                                           "torch.TypedStorage.from_file",
-                                                           "numpy.load",
-                                                           "numpy.save",
-                                                           "numpy.savez",
-                                                           "numpy.savez_compressed",
-                                                           "numpy.fromfile",
-                                                           "numpy.loadtxt",
-                                                           "numpy.savetxt",
-                                                           "numpy.genfromtxt",
-                                                           "numpy.memmap",
-                                                           "numpy.lib.format",
-                                                           "numpy.lib.npyio",
-                                                           "numpy.DataSource"});
+constexpr auto kFileAndNetworkIoMembers = std::to_array<std::string_view>({"builtins.open",
+                                                                           "codecs.open",
+                                                                           "os.open",
+                                                                           "os.read",
+                                                                           "os.write",
+                                                                           "os.pread",
+                                                                           "os.pwrite",
+                                                                           "os.readv",
+                                                                           "os.writev",
+                                                                           "os.remove",
+                                                                           "os.unlink",
+                                                                           "os.rename",
+                                                                           "os.renames",
+                                                                           "os.replace",
+                                                                           "os.listdir",
+                                                                           "os.scandir",
+                                                                           "os.walk",
+                                                                           "os.fwalk",
+                                                                           "os.mkdir",
+                                                                           "os.makedirs",
+                                                                           "os.rmdir",
+                                                                           "os.removedirs",
+                                                                           "os.truncate",
+                                                                           "os.ftruncate",
+                                                                           "os.fdopen",
+                                                                           "os.link",
+                                                                           "os.symlink",
+                                                                           "os.readlink",
+                                                                           "os.chmod",
+                                                                           "os.chown",
+                                                                           "os.utime",
+                                                                           "os.sendfile",
+                                                                           "os.mkfifo",
+                                                                           "os.mknod",
+                                                                           "os.dup",
+                                                                           "os.dup2",
+                                                                           "os.memfd_create",
+                                                                           "os.chdir",
+                                                                           "os.chroot",
+                                                                           "os.pipe",
+                                                                           "os.pipe2",
+                                                                           "os.close",
+                                                                           "os.closerange",
+                                                                           "os.fstat",
+                                                                           "os.lseek",
+                                                                           "os.fsync",
+                                                                           "os.fdatasync",
+                                                                           "os.openpty",
+                                                                           "os.set_inheritable",
+                                                                           "os.set_blocking",
+                                                                           "os.splice",
+                                                                           "os.copy_file_range",
+                                                                           "os.preadv",
+                                                                           "os.pwritev",
+                                                                           "os.eventfd",
+                                                                           "os.fchmod",
+                                                                           "os.fchown",
+                                                                           "os.fchdir",
+                                                                           "os.login_tty",
+                                                                           "os.stat",
+                                                                           "os.lstat",
+                                                                           "os.access",
+                                                                           "os.path.exists",
+                                                                           "os.path.lexists",
+                                                                           "os.path.isfile",
+                                                                           "os.path.isdir",
+                                                                           "os.path.islink",
+                                                                           "os.path.getsize",
+                                                                           "os.path.getmtime",
+                                                                           "os.path.getatime",
+                                                                           "os.path.getctime",
+                                                                           "os.path.samefile",
+                                                                           "posix.open",
+                                                                           "posix.read",
+                                                                           "posix.write",
+                                                                           "posix.remove",
+                                                                           "posix.unlink",
+                                                                           "posix.listdir",
+                                                                           "posix.scandir",
+                                                                           "torch.load",
+                                                                           "torch.save",
+                                                                           "torch.from_file",
+                                                                           "torch.serialization",
+                                                                           "torch.hub",
+                                                                           "torch.package",
+                                                                           "torch.utils.model_zoo",
+                                                                           "torch.UntypedStorage.from_file",
+                                                                           "torch.TypedStorage.from_file",
+                                                                           "numpy.load",
+                                                                           "numpy.save",
+                                                                           "numpy.savez",
+                                                                           "numpy.savez_compressed",
+                                                                           "numpy.fromfile",
+                                                                           "numpy.loadtxt",
+                                                                           "numpy.savetxt",
+                                                                           "numpy.genfromtxt",
+                                                                           "numpy.memmap",
+                                                                           "numpy.lib.format",
+                                                                           "numpy.lib.npyio",
+                                                                           "numpy.DataSource"});
 
 // The tables hashed once, on first use.
-const ForbiddenApi& forbidden_api() {
-  static const ForbiddenApi api(kModules, kMembers);
+const ForbiddenApi& file_and_network_io_api() {
+  static const ForbiddenApi api(kFileAndNetworkIoModules, kFileAndNetworkIoMembers);
   return api;
 }
 
@@ -166,7 +166,7 @@ constexpr auto kEnvironment =
     std::to_array<std::string_view>({"os.environ", "os.environb", "os.getenv", "os.getenvb", "os.putenv",
                                      "os.unsetenv", "posix.environ", "posix.putenv", "posix.unsetenv"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kFileAndNetworkIoWhy =
     ": a kernel needs no files, sockets or serialised objects, and I/O is how precomputed outputs get "
     "loaded or results leak out; compute the outputs from the inputs with Triton kernels";
 
@@ -189,14 +189,15 @@ class IoChecker {
 
   void run() {
     scan_forbidden_api(
-        context_, names_, forbidden_api(),
+        context_, names_, file_and_network_io_api(),
         [this](const ForbiddenImport& import) {
-          sink_.add(severity_, import_subject(import) + std::string(kWhy), import.statement->location);
+          sink_.add(severity_, import_subject(import) + std::string(kFileAndNetworkIoWhy),
+                    import.statement->location);
         },
         [this](const source::Expr& use, const Resolved& resolved) {
           sink_.add(severity_,
                     describe(use, resolved.origin) + " reads or writes files, sockets or serialised data" +
-                        std::string(kWhy),
+                        std::string(kFileAndNetworkIoWhy),
                     use.location);
         });
     source::walk(context_.module, [this](const source::Node& node) {
@@ -206,7 +207,8 @@ class IoChecker {
       check_descriptor_access(node);
       if (const auto* attribute = source::node_cast<source::Attribute>(node);
           attribute != nullptr && in_table(kWritingMethods, attribute->attr)) {
-        sink_.add(severity_, "`" + spelling(*attribute) + "` writes a file" + std::string(kWhy),
+        sink_.add(severity_,
+                  "`" + spelling(*attribute) + "` writes a file" + std::string(kFileAndNetworkIoWhy),
                   attribute->location);
       }
       return source::WalkAction::visit_children;
@@ -261,7 +263,8 @@ class IoChecker {
     const std::string origin = names_.resolve(reference);
     if (in_module(origin, "pathlib") && in_table(kPathMethods, last_component(origin)) &&
         assignment_of_target(reference, names_) == nullptr) {
-      sink_.add(severity_, describe(reference, origin) + " touches the file system" + std::string(kWhy),
+      sink_.add(severity_,
+                describe(reference, origin) + " touches the file system" + std::string(kFileAndNetworkIoWhy),
                 reference.location);
       return;
     }

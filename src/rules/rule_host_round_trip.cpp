@@ -23,7 +23,7 @@ constexpr auto kNumpyConstructors = std::to_array<std::string_view>(
     {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.frombuffer",
      "numpy.copy", "numpy.fromiter", "numpy.from_dlpack"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kHostRoundTripWhy =
     ": moving the data to the host lets Python or numpy compute the answer while a Triton kernel only "
     "copies it; keep the data on the device and compute in the kernels";
 
@@ -59,7 +59,8 @@ class RoundTripChecker {
   void check_call(const source::Call& call) {
     const std::string origin = names_.resolve(*call.func);
     if (in_table(kNumpyConstructors, origin) && !call.args.empty()) {
-      sink_.add(severity_, describe(*call.func, origin) + " builds a host array" + std::string(kWhy),
+      sink_.add(severity_,
+                describe(*call.func, origin) + " builds a host array" + std::string(kHostRoundTripWhy),
                 call.location);
       return;
     }
@@ -68,10 +69,12 @@ class RoundTripChecker {
       return;
     }
     if (in_table(kHostMethods, method->attr) && !metadata_only(call, method->attr)) {
-      sink_.add(severity_, "`" + spelling(call) + "` moves tensor data to the host" + std::string(kWhy),
+      sink_.add(severity_,
+                "`" + spelling(call) + "` moves tensor data to the host" + std::string(kHostRoundTripWhy),
                 call.location);
     } else if (method->attr == "to" && moves_to_cpu(call)) {
-      sink_.add(severity_, "`" + spelling(call) + "` copies the tensor to the host" + std::string(kWhy),
+      sink_.add(severity_,
+                "`" + spelling(call) + "` copies the tensor to the host" + std::string(kHostRoundTripWhy),
                 call.location);
     } else if (method->attr == "item") {
       sink_.add(

@@ -10,10 +10,11 @@ namespace kforge::rules {
 namespace {
 
 // Modules that exist to inspect or trace the running interpreter: their import is reported.
-constexpr auto kModules = std::to_array<std::string_view>({"inspect", "gc", "dis", "pdb", "bdb"});
+constexpr auto kIntrospectionModules =
+    std::to_array<std::string_view>({"inspect", "gc", "dis", "pdb", "bdb"});
 
 // Reported at each use.
-constexpr auto kMembers = std::to_array<std::string_view>(
+constexpr auto kIntrospectionMembers = std::to_array<std::string_view>(
     {"sys._getframe",         "sys._getframemodulename", "sys._current_frames",    "sys._current_exceptions",
      "sys.settrace",          "sys.setprofile",          "sys.gettrace",           "sys.getprofile",
      "sys.monitoring",        "sys.call_tracing",        "sys.addaudithook",       "traceback.walk_stack",
@@ -22,8 +23,8 @@ constexpr auto kMembers = std::to_array<std::string_view>(
      "builtins.breakpoint"});
 
 // The tables hashed once, on first use.
-const ForbiddenApi& forbidden_api() {
-  static const ForbiddenApi api(kModules, kMembers);
+const ForbiddenApi& introspection_api() {
+  static const ForbiddenApi api(kIntrospectionModules, kIntrospectionMembers);
   return api;
 }
 
@@ -40,7 +41,7 @@ constexpr auto kFrameAttributes = std::to_array<std::string_view>(
 constexpr auto kMappingWriters = std::to_array<std::string_view>(
     {"update", "setdefault", "__setitem__", "__delitem__", "pop", "popitem", "clear"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kIntrospectionWhy =
     ": introspection reaches into other frames, functions and the interpreter's state (for example the "
     "judge's reference outputs or the timing code), which no kernel needs; pass data explicitly and "
     "compute with Triton kernels";
@@ -56,7 +57,7 @@ class IntrospectionChecker {
 
   void run() {
     scan_forbidden_api(
-        context_, names_, forbidden_api(),
+        context_, names_, introspection_api(),
         [this](const ForbiddenImport& import) { report(*import.statement, import_subject(import)); },
         [this](const source::Expr& use, const Resolved& resolved) {
           report(use, describe(use, resolved.origin) + " inspects or traces the interpreter");
@@ -108,7 +109,7 @@ class IntrospectionChecker {
   }
 
   void report(const source::Node& node, const std::string& what) {
-    sink_.add(severity_, what + std::string(kWhy), node.location);
+    sink_.add(severity_, what + std::string(kIntrospectionWhy), node.location);
   }
 
   const AnalysisContext& context_;

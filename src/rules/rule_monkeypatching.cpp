@@ -10,10 +10,10 @@ namespace kforge::rules {
 namespace {
 
 // Modules that exist to patch other code: their import is reported.
-constexpr auto kModules = std::to_array<std::string_view>({"unittest.mock", "mock"});
+constexpr auto kMonkeypatchingModules = std::to_array<std::string_view>({"unittest.mock", "mock"});
 
 // Global hooks and interposition of torch functions: reported at each use.
-constexpr auto kMembers = std::to_array<std::string_view>(
+constexpr auto kMonkeypatchingMembers = std::to_array<std::string_view>(
     {"unittest.mock", "torch.overrides", "torch.utils._python_dispatch",
      "torch.nn.modules.module.register_module_forward_hook",
      "torch.nn.modules.module.register_module_forward_pre_hook",
@@ -28,8 +28,8 @@ constexpr auto kMembers = std::to_array<std::string_view>(
      "torch.cuda.memory._set_allocator_settings"});
 
 // The tables hashed once, on first use.
-const ForbiddenApi& forbidden_api() {
-  static const ForbiddenApi api(kModules, kMembers);
+const ForbiddenApi& monkeypatching_api() {
+  static const ForbiddenApi api(kMonkeypatchingModules, kMonkeypatchingMembers);
   return api;
 }
 
@@ -51,7 +51,7 @@ constexpr auto kTorchSwitches =
 constexpr auto kTypeAttributes =
     std::to_array<std::string_view>({"__class__", "__bases__", "__dict__", "__mro__"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kMonkeypatchingWhy =
     ": patching modules, foreign classes or builtins changes code that kforge, PyTorch or Triton rely on "
     "(timing, comparison, kernel launch), so the verdict would not measure your kernels; keep state on "
     "your own classes and instances";
@@ -86,13 +86,15 @@ class MonkeypatchChecker {
       return source::WalkAction::visit_children;
     });
     scan_forbidden_api(
-        context_, names_, forbidden_api(),
+        context_, names_, monkeypatching_api(),
         [this](const ForbiddenImport& import) {
-          sink_.add(severity_, import_subject(import) + std::string(kWhy), import.statement->location);
+          sink_.add(severity_, import_subject(import) + std::string(kMonkeypatchingWhy),
+                    import.statement->location);
         },
         [this](const source::Expr& use, const Resolved& resolved) {
           sink_.add(severity_,
-                    describe(use, resolved.origin) + " intercepts or patches other code" + std::string(kWhy),
+                    describe(use, resolved.origin) + " intercepts or patches other code" +
+                        std::string(kMonkeypatchingWhy),
                     use.location);
         });
   }
@@ -177,7 +179,7 @@ class MonkeypatchChecker {
   }
 
   void report(const source::Node& node, const std::string& what) {
-    sink_.add(severity_, what + std::string(kWhy), node.location);
+    sink_.add(severity_, what + std::string(kMonkeypatchingWhy), node.location);
   }
 
   const AnalysisContext& context_;

@@ -11,7 +11,7 @@ namespace {
 
 // Modules that load native code, compile with another compiler or ship prebuilt GPU kernels:
 // their import is reported.
-constexpr auto kModules = std::to_array<std::string_view>(
+constexpr auto kNativeCodeModules = std::to_array<std::string_view>(
     {// foreign function interfaces and CUDA bindings
      "ctypes", "_ctypes", "cffi", "_cffi_backend", "pycuda", "cuda", "cupy", "cupyx", "numba", "llvmlite",
      "nvmath",
@@ -30,7 +30,7 @@ constexpr auto kModules = std::to_array<std::string_view>(
      "kforge"});
 
 // Reported at each use.
-constexpr auto kMembers = std::to_array<std::string_view>(
+constexpr auto kNativeCodeMembers = std::to_array<std::string_view>(
     {"torch.compile", "torch.jit", "torch.library.Library", "torch.library.impl", "torch.library.define",
      "torch.library.register_kernel", "torch.library.fallthrough_kernel", "torch.library.impl_abstract",
      "torch.ops.load_library", "torch.ops.import_module", "torch.classes.load_library", "torch.cuda.cudart",
@@ -48,15 +48,15 @@ constexpr auto kExceptions = std::to_array<std::string_view>(
      "torch._inductor.runtime.triton_helpers"});
 
 // The tables hashed once, on first use.
-const ForbiddenApi& forbidden_api() {
-  static const ForbiddenApi api(kModules, kMembers, kExceptions);
+const ForbiddenApi& native_code_api() {
+  static const ForbiddenApi api(kNativeCodeModules, kNativeCodeMembers, kExceptions);
   return api;
 }
 
 // Methods that load a compiled binary whatever the receiver (Triton's driver utils).
 constexpr auto kLoadMethods = std::to_array<std::string_view>({"load_binary"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kNativeCodeWhy =
     ": kforge measures Triton kernels, and native code, other compilers or prebuilt kernel libraries would "
     "do the work (or reach into the process) outside what it can check; write the computation as "
     "@triton.jit kernels";
@@ -74,20 +74,21 @@ void NativeCodeRule::check(const AnalysisContext& context, std::vector<Finding>&
   const Severity severity = severity_for(context.profile);
   FindingSink sink(kId, findings);
   scan_forbidden_api(
-      context, names, forbidden_api(),
+      context, names, native_code_api(),
       [&](const ForbiddenImport& import) {
-        sink.add(severity, import_subject(import) + std::string(kWhy), import.statement->location);
+        sink.add(severity, import_subject(import) + std::string(kNativeCodeWhy), import.statement->location);
       },
       [&](const source::Expr& use, const Resolved& resolved) {
-        sink.add(
-            severity,
-            describe(use, resolved.origin) + " runs native or separately compiled code" + std::string(kWhy),
-            use.location);
+        sink.add(severity,
+                 describe(use, resolved.origin) + " runs native or separately compiled code" +
+                     std::string(kNativeCodeWhy),
+                 use.location);
       });
   source::walk(context.module, [&](const source::Node& node) {
     if (const auto* attribute = source::node_cast<source::Attribute>(node);
         attribute != nullptr && in_table(kLoadMethods, attribute->attr)) {
-      sink.add(severity, "`" + spelling(*attribute) + "` loads a compiled binary" + std::string(kWhy),
+      sink.add(severity,
+               "`" + spelling(*attribute) + "` loads a compiled binary" + std::string(kNativeCodeWhy),
                attribute->location);
     }
     return source::WalkAction::visit_children;

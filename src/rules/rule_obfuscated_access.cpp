@@ -10,42 +10,43 @@ namespace kforge::rules {
 namespace {
 
 // Modules that exist to load code or reach every name dynamically: their import is reported.
-constexpr auto kModules = std::to_array<std::string_view>({"importlib", "builtins", "marshal"});
+constexpr auto kObfuscatedAccessModules =
+    std::to_array<std::string_view>({"importlib", "builtins", "marshal"});
 
 // Reported at each use: code execution from strings, the module table, and decoders of embedded
 // payloads (base64 and friends), which honest kernels never need.
-constexpr auto kMembers = std::to_array<std::string_view>({"builtins.eval",
-                                                           "builtins.exec",
-                                                           "builtins.compile",
-                                                           "builtins.__import__",
-                                                           "sys.modules",
-                                                           "base64",
-                                                           "codecs.decode",
-                                                           "codecs.getdecoder",
-                                                           "codecs.iterdecode",
-                                                           "codecs.lookup",
-                                                           "zlib.decompress",
-                                                           "zlib.decompressobj",
-                                                           "bz2.decompress",
-                                                           "lzma.decompress",
-                                                           "binascii.a2b_base64",
-                                                           "binascii.unhexlify",
-                                                           "binascii.a2b_hex",
-                                                           "builtins.bytes.fromhex",
-                                                           "builtins.bytearray.fromhex",
-                                                           "operator.attrgetter",
-                                                           "operator.methodcaller"});
+constexpr auto kObfuscatedAccessMembers = std::to_array<std::string_view>({"builtins.eval",
+                                                                           "builtins.exec",
+                                                                           "builtins.compile",
+                                                                           "builtins.__import__",
+                                                                           "sys.modules",
+                                                                           "base64",
+                                                                           "codecs.decode",
+                                                                           "codecs.getdecoder",
+                                                                           "codecs.iterdecode",
+                                                                           "codecs.lookup",
+                                                                           "zlib.decompress",
+                                                                           "zlib.decompressobj",
+                                                                           "bz2.decompress",
+                                                                           "lzma.decompress",
+                                                                           "binascii.a2b_base64",
+                                                                           "binascii.unhexlify",
+                                                                           "binascii.a2b_hex",
+                                                                           "builtins.bytes.fromhex",
+                                                                           "builtins.bytearray.fromhex",
+                                                                           "operator.attrgetter",
+                                                                           "operator.methodcaller"});
 
 // The tables hashed once, on first use.
-const ForbiddenApi& forbidden_api() {
-  static const ForbiddenApi api(kModules, kMembers);
+const ForbiddenApi& obfuscated_access_api() {
+  static const ForbiddenApi api(kObfuscatedAccessModules, kObfuscatedAccessMembers);
   return api;
 }
 
 // getattr-like builtins whose attribute name decides what is reached.
 constexpr auto kAttributeGetters = std::to_array<std::string_view>({"builtins.getattr", "builtins.hasattr"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kObfuscatedAccessWhy =
     ": it hides from static analysis which code runs, which is how forbidden calls get smuggled in; call "
     "functions by their plain names (getattr with a string literal on your own objects is fine)";
 
@@ -106,9 +107,10 @@ class ObfuscationChecker {
       return source::WalkAction::visit_children;
     });
     scan_forbidden_api(
-        context_, names_, forbidden_api(),
+        context_, names_, obfuscated_access_api(),
         [this](const ForbiddenImport& import) {
-          sink_.add(severity_, import_subject(import) + std::string(kWhy), import.statement->location);
+          sink_.add(severity_, import_subject(import) + std::string(kObfuscatedAccessWhy),
+                    import.statement->location);
         },
         [this](const source::Expr& use, const Resolved& resolved) {
           const source::Name* root = chain_root(use);
@@ -157,7 +159,7 @@ class ObfuscationChecker {
   }
 
   void report(const source::Node& node, const std::string& what) {
-    sink_.add(severity_, what + std::string(kWhy), node.location);
+    sink_.add(severity_, what + std::string(kObfuscatedAccessWhy), node.location);
   }
 
   const AnalysisContext& context_;

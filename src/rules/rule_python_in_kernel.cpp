@@ -56,7 +56,7 @@ bool unsupported_syntax(source::NodeKind kind) {
   }
 }
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kPythonInKernelWhy =
     ": a kernel body may use only tl.*/triton.* (libdevice included), other @triton.jit functions and the "
     "builtins Triton compiles; under the CPU interpreter anything else runs as Python on the host instead "
     "of as the kernel";
@@ -85,7 +85,7 @@ class KernelChecker {
     if (unsupported_syntax(node.kind())) {
       sink_.add(severity_,
                 "`" + std::string(source::to_string(node.kind())) + "` inside the @triton.jit function `" +
-                    kernel.qualified_name + "` is Python, not Triton" + std::string(kWhy),
+                    kernel.qualified_name + "` is Python, not Triton" + std::string(kPythonInKernelWhy),
                 node.location);
       return;
     }
@@ -93,7 +93,7 @@ class KernelChecker {
         attribute != nullptr && in_table(kHostAttributes, attribute->attr) && !is_module_member(*attribute)) {
       sink_.add(severity_,
                 "`" + spelling(*attribute) + "` in the @triton.jit function `" + kernel.qualified_name +
-                    "` reads a value as host data" + std::string(kWhy),
+                    "` reads a value as host data" + std::string(kPythonInKernelWhy),
                 attribute->location);
       return;
     }
@@ -116,7 +116,7 @@ class KernelChecker {
         sink_.add(severity_,
                   "`" + spelling(*call.func) + "(...)` in the @triton.jit function `" +
                       kernel.qualified_name + "` calls a plain Python function (not @triton.jit)" +
-                      std::string(kWhy),
+                      std::string(kPythonInKernelWhy),
                   call.location);
         return;
       }
@@ -125,7 +125,7 @@ class KernelChecker {
       if (source::node_cast<source::Lambda>(value) != nullptr) {
         sink_.add(severity_,
                   "`" + spelling(*call.func) + "(...)` in the @triton.jit function `" +
-                      kernel.qualified_name + "` calls a Python lambda" + std::string(kWhy),
+                      kernel.qualified_name + "` calls a Python lambda" + std::string(kPythonInKernelWhy),
                   call.location);
         return;
       }
@@ -139,7 +139,7 @@ class KernelChecker {
         sink_.add(severity_,
                   "`" + spelling(*call.func) + "(...)` in the @triton.jit function `" +
                       kernel.qualified_name + "` is a Python builtin Triton does not compile" +
-                      std::string(kWhy),
+                      std::string(kPythonInKernelWhy),
                   call.location);
       }
       return;
@@ -150,7 +150,7 @@ class KernelChecker {
     if (!allowed) {
       sink_.add(severity_,
                 describe(*call.func, origin) + " called in the @triton.jit function `" +
-                    kernel.qualified_name + "` is not Triton" + std::string(kWhy),
+                    kernel.qualified_name + "` is not Triton" + std::string(kPythonInKernelWhy),
                 call.location);
     }
   }

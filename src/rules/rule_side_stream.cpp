@@ -11,7 +11,7 @@ namespace kforge::rules {
 namespace {
 
 // Stream and graph APIs, reported at each use (calls and references).
-constexpr auto kMembers = std::to_array<std::string_view>(
+constexpr auto kSideStreamMembers = std::to_array<std::string_view>(
     {"torch.cuda.Stream", "torch.cuda.ExternalStream", "torch.cuda.stream", "torch.cuda.set_stream",
      "torch.cuda.StreamContext", "torch.cuda.streams", "torch.cuda.graph", "torch.cuda.graphs",
      "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables", "torch.cuda.graph_pool_handle",
@@ -19,15 +19,15 @@ constexpr auto kMembers = std::to_array<std::string_view>(
      "torch.Event().wait", "torch.cuda.streams.Event().wait"});
 
 // The tables hashed once, on first use.
-const ForbiddenApi& forbidden_api() {
-  static const ForbiddenApi api(std::span<const std::string_view>{}, kMembers);
+const ForbiddenApi& side_stream_api() {
+  static const ForbiddenApi api(std::span<const std::string_view>{}, kSideStreamMembers);
   return api;
 }
 
 // Methods that make one stream wait for another: reported whatever the receiver.
 constexpr auto kWaitMethods = std::to_array<std::string_view>({"wait_stream", "wait_event", "record_stream"});
 
-constexpr std::string_view kWhy =
+constexpr std::string_view kSideStreamWhy =
     ": kforge times forward with events on the current stream, so work on another stream or replayed "
     "from a CUDA graph escapes the measurement (and the output may be read before it is written); launch "
     "every kernel on the current stream (synchronize() is fine)";
@@ -105,15 +105,16 @@ void SideStreamRule::check(const AnalysisContext& context, std::vector<Finding>&
   source::walk(context.module, [&](const source::Node& node) {
     if (const auto* attribute = source::node_cast<source::Attribute>(node);
         attribute != nullptr && in_table(kWaitMethods, attribute->attr)) {
-      sink.add(severity,
-               "`" + spelling(*attribute) + "` synchronises streams with each other" + std::string(kWhy),
-               attribute->location);
+      sink.add(
+          severity,
+          "`" + spelling(*attribute) + "` synchronises streams with each other" + std::string(kSideStreamWhy),
+          attribute->location);
     } else if (const auto* call = source::node_cast<source::Call>(node)) {
       for (const auto& keyword : call->keywords) {
         if (keyword->name == "stream" && takes_stream_argument(*call, names)) {
           sink.add(severity,
                    "`stream=` passed to `" + spelling(*call->func) + "` runs it on a chosen stream" +
-                       std::string(kWhy),
+                       std::string(kSideStreamWhy),
                    keyword->location);
         }
       }
@@ -121,13 +122,14 @@ void SideStreamRule::check(const AnalysisContext& context, std::vector<Finding>&
     return source::WalkAction::visit_children;
   });
   scan_forbidden_api(
-      context, names, forbidden_api(), [](const ForbiddenImport& /*import*/) {},
+      context, names, side_stream_api(), [](const ForbiddenImport& /*import*/) {},
       [&](const source::Expr& use, const Resolved& resolved) {
         if (switches_to_current_stream(use, resolved.origin, names)) {
           return;
         }
         sink.add(severity,
-                 describe(use, resolved.origin) + " uses a side stream or a CUDA graph" + std::string(kWhy),
+                 describe(use, resolved.origin) + " uses a side stream or a CUDA graph" +
+                     std::string(kSideStreamWhy),
                  use.location);
       });
 }

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "runner/landlock_abi.hpp"
+
 namespace kforge::runner {
 namespace {
 
@@ -31,8 +33,6 @@ constexpr std::uint64_t kNetBindTcp = 1ULL << 0;               // ABI 4
 constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;            // ABI 4
 constexpr std::uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
 constexpr std::uint64_t kScopeSignal = 1ULL << 1;              // ABI 6
-constexpr int kTcpAbi = 4;
-constexpr int kScopeAbi = 6;
 
 // struct landlock_ruleset_attr as of ABI 6; the size passed tells the kernel which fields exist.
 struct RulesetAttr {
@@ -54,10 +54,10 @@ std::uint64_t handled_fs_rights(int abi) {
 }
 
 std::size_t attr_size(int abi) {
-  if (abi >= kScopeAbi) {
+  if (abi >= kLandlockScopeAbi) {
     return sizeof(RulesetAttr);
   }
-  return abi >= kTcpAbi ? 2 * sizeof(std::uint64_t) : sizeof(std::uint64_t);
+  return abi >= kLandlockTcpAbi ? 2 * sizeof(std::uint64_t) : sizeof(std::uint64_t);
 }
 
 class RuleAdder {
@@ -117,11 +117,11 @@ int LandlockRuleset::abi_version() noexcept {
 LandlockRuleset LandlockRuleset::create(int abi, const FilesystemAccess& access, bool scopes) {
   RulesetAttr attr;
   attr.handled_access_fs = handled_fs_rights(abi);
-  const bool restricts_tcp = abi >= kTcpAbi;
+  const bool restricts_tcp = abi >= kLandlockTcpAbi;
   if (restricts_tcp) {
     attr.handled_access_net = kNetBindTcp | kNetConnectTcp;  // no rule allows any port
   }
-  const bool scoped = scopes && abi >= kScopeAbi;
+  const bool scoped = scopes && abi >= kLandlockScopeAbi;
   if (scoped) {
     attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
   }

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "runner/errno_name.hpp"
+
 namespace kforge::runner {
 namespace {
 
@@ -22,11 +24,6 @@ int write_file(const char* path, const char* data, std::size_t size) noexcept {
   const int error = written == static_cast<ssize_t>(size) ? 0 : (written < 0 ? errno : EIO);
   close(fd);
   return error;
-}
-
-std::string errno_name(int error) {
-  const char* name = strerrorname_np(error);
-  return name != nullptr ? std::string(name) : fmt::format("errno {}", error);
 }
 
 }  // namespace

@@ -9,19 +9,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runner/errno_name.hpp"
+#include "runner/landlock_abi.hpp"
 #include "runner/memory_watchdog.hpp"
 
 namespace kforge::runner {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr int kScopeAbi = 6;
-constexpr int kTcpAbi = 4;
-
-std::string errno_name(int error) {
-  const char* name = strerrorname_np(error);
-  return name != nullptr ? std::string(name) : fmt::format("errno {}", error);
-}
 
 std::string landlock_absence(int abi_or_error) {
   const int error = -abi_or_error;
@@ -147,9 +142,9 @@ PreparedSandbox PreparedSandbox::prepare(const SandboxPolicy& policy, const Kern
     sandbox.landlock_unavailable_ = "unavailable: " + landlock_absence(kernel.landlock_abi);
   }
   if (want_scopes && (!sandbox.landlock_ || !sandbox.landlock_->scoped())) {
-    sandbox.scopes_unavailable_ =
-        sandbox.landlock_ ? fmt::format("unavailable: Landlock ABI {} < {}", kernel.landlock_abi, kScopeAbi)
-                          : "unavailable: no Landlock";
+    sandbox.scopes_unavailable_ = sandbox.landlock_ ? fmt::format("unavailable: Landlock ABI {} < {}",
+                                                                  kernel.landlock_abi, kLandlockScopeAbi)
+                                                    : "unavailable: no Landlock";
   }
   if (policy.layer_enabled(kLayerSeccomp)) {
     if (kernel.seccomp_error == 0) {
@@ -180,10 +175,10 @@ PreparedSandbox PreparedSandbox::prepare(const SandboxPolicy& policy, const Kern
                                          sandbox.scopes_unavailable_, mode_hint()));
   }
   if (sandbox.required(kLayerLandlock) && sandbox.mode_ == SandboxMode::strict &&
-      kernel.landlock_abi < kTcpAbi) {
+      kernel.landlock_abi < kLandlockTcpAbi) {
     throw std::runtime_error(
         fmt::format("KFORGE_SANDBOX=strict: Landlock ABI {} cannot restrict TCP (needs {}). {}",
-                    kernel.landlock_abi, kTcpAbi, mode_hint()));
+                    kernel.landlock_abi, kLandlockTcpAbi, mode_hint()));
   }
 
   for (const auto& secret : policy.must_stay_unreadable) {

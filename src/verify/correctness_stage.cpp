@@ -6,14 +6,14 @@
 #include <chrono>
 #include <cstdint>
 
+#include "measure/elapsed.hpp"
+
 namespace kforge::verify {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using measure::seconds_since;
 
 std::string call_failure_summary(int trial, const CallResult& call) {
   if (call.kind == "timeout") {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "measure/elapsed.hpp"
 #include "rules/static_analysis.hpp"
 #include "runner/environment_probe.hpp"
 #include "runner/python_environment.hpp"
@@ -33,9 +34,7 @@ using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxProblemBytes = std::uintmax_t{16} * 1024 * 1024;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using measure::seconds_since;
 
 // Reads a user-named file; nullopt (with the verdict marked as a usage error) when it cannot.
 std::optional<std::string> read_source(const fs::path& path, const char* role, Verdict& verdict) {

@@ -8,13 +8,13 @@
 #include <map>
 #include <set>
 
+#include "verify/no_location.hpp"
+
 namespace kforge::verify {
 namespace {
 
 using rules::Finding;
 using rules::Severity;
-
-constexpr source::SourceLocation kNoLocation{0, 0};  // runtime findings are not tied to a line
 
 // name -> total count of a {"name": count} object, summed over every trace.
 NameCounts summed_counts(const std::vector<nlohmann::json>& traces, const char* key) {

@@ -8,13 +8,13 @@
 #include "verify/correctness_stage.hpp"
 #include "verify/generalisation_trial.hpp"
 #include "verify/input_attributes.hpp"
+#include "verify/no_location.hpp"
 
 namespace kforge::verify {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kProbeTrial = 2'000'000;  // trial id of the runtime probes, apart from the others
-constexpr source::SourceLocation kNoLocation{0, 0};
 
 nlohmann::json check_request(const EvalContext& context, const CallResult& run) {
   const auto& settings = context.settings;

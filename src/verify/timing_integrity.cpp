@@ -8,11 +8,11 @@
 #include <optional>
 
 #include "measure/sample_statistics.hpp"
+#include "verify/no_location.hpp"
 
 namespace kforge::verify {
 namespace {
 
-constexpr source::SourceLocation kNoLocation{0, 0};
 // Allowed excess of profiled kernel time over the timed median: warm vs cold cache and clock jitter
 // go the other way, so only a clear excess means work outside the timed stream.
 constexpr double kHiddenWorkRatio = 1.5;

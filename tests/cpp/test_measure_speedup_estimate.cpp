@@ -11,7 +11,7 @@
 #include "measure/speedup_estimate.hpp"
 
 namespace kforge::measure {
-namespace {
+namespace measure_speedup_estimate_test {
 
 // Exponential(1) by inverse CDF from raw generator bits: the same draws on every standard library.
 double exponential_draw(std::mt19937_64& rng) {
@@ -129,5 +129,5 @@ TEST(EstimateSpeedup, RejectsZeroResamples) {
   EXPECT_THROW(estimate_speedup(good, good, {.resamples = 0}), std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace measure_speedup_estimate_test
 }  // namespace kforge::measure

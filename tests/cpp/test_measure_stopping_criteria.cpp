@@ -16,7 +16,7 @@
 #include "measure/time_budget_criterion.hpp"
 
 namespace kforge::measure {
-namespace {
+namespace measure_stopping_criteria_test {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
@@ -169,5 +169,5 @@ TEST(StoppingCriterion, CriteriaArePluggableThroughTheBase) {
   EXPECT_EQ(fired, (std::vector<std::string>{"max-samples"}));
 }
 
-}  // namespace
+}  // namespace measure_stopping_criteria_test
 }  // namespace kforge::measure

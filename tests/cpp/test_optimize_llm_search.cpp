@@ -9,7 +9,7 @@
 #include "optimize/llm_search.hpp"
 
 namespace kforge::optimize {
-namespace {
+namespace optimize_llm_search_test {
 
 std::string kernel_with_block(int block) {
   return "import torch\nimport triton\nimport triton.language as tl\n\nBLOCK = " + std::to_string(block) +
@@ -245,5 +245,5 @@ TEST(ProposalSearch, ALaterSearchContinuesTheRoundsOfAnEarlierOne) {
   EXPECT_EQ(tune.stop_reason, "no improvement in 2 rounds");
 }
 
-}  // namespace
+}  // namespace optimize_llm_search_test
 }  // namespace kforge::optimize

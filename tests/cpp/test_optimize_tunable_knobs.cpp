@@ -11,7 +11,7 @@
 #include "test_file_text.hpp"
 
 namespace kforge::optimize {
-namespace {
+namespace optimize_tunable_knobs_test {
 
 constexpr const char* kCandidate = R"(import torch
 import triton
@@ -322,5 +322,5 @@ class ModelNew:
   EXPECT_EQ(knob_named(find_knobs(pinned), "BLOCK")->value, 256);
 }
 
-}  // namespace
+}  // namespace optimize_tunable_knobs_test
 }  // namespace kforge::optimize

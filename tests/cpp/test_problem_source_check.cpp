@@ -5,7 +5,7 @@
 #include "problem/problem_source_check.hpp"
 
 namespace kforge::problem {
-namespace {
+namespace problem_source_check_test {
 
 constexpr const char* kProblem = R"(import torch
 import torch.nn as nn
@@ -55,5 +55,5 @@ TEST(ProblemSourceCheck, SomethingThatIsNotPythonSaysWhere) {
   }
 }
 
-}  // namespace
+}  // namespace problem_source_check_test
 }  // namespace kforge::problem

@@ -8,7 +8,7 @@
 #include "test_file_text.hpp"
 
 namespace kforge::profile {
-namespace {
+namespace profile_roofline_test {
 
 using test_support::ncu_fixture;
 
@@ -86,5 +86,5 @@ TEST(Roofline, AProfileWithoutTheNeededMetricsIsAClearError) {
   EXPECT_THROW(place_on_roofline(zero, h100()), std::runtime_error);
 }
 
-}  // namespace
+}  // namespace profile_roofline_test
 }  // namespace kforge::profile

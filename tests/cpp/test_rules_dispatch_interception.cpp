@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_dispatch_interception_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -91,5 +91,5 @@ TEST(DispatchInterceptionRule, HonestCodeAndDocstringsAreQuiet) {
   EXPECT_TRUE(check(model_with("pass", "from torch.utils.checkpoint import checkpoint")).empty());
 }
 
-}  // namespace
+}  // namespace rules_dispatch_interception_test
 }  // namespace kforge::rules

@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_fallback_on_kernel_failure_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -176,5 +176,5 @@ def warm_up(x):
   EXPECT_TRUE(check(source).empty());
 }
 
-}  // namespace
+}  // namespace rules_fallback_on_kernel_failure_test
 }  // namespace kforge::rules

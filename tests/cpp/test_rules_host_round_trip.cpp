@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_host_round_trip_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -76,5 +76,5 @@ TEST(HostRoundTripRule, HonestCodeIsQuiet) {
           .empty());
 }
 
-}  // namespace
+}  // namespace rules_host_round_trip_test
 }  // namespace kforge::rules

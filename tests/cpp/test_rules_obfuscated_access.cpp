@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_obfuscated_access_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -144,5 +144,5 @@ TEST(ObfuscatedAccessRule, AssignmentTargetsBelongToMonkeypatching) {
   EXPECT_TRUE(check("import sys\n" + model_with("sys.modules[\"x\"] = None")).empty());
 }
 
-}  // namespace
+}  // namespace rules_obfuscated_access_test
 }  // namespace kforge::rules

@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_side_stream_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -130,5 +130,5 @@ class ModelNew(nn.Module):
   EXPECT_TRUE(findings.empty()) << findings.front().message;
 }
 
-}  // namespace
+}  // namespace rules_side_stream_test
 }  // namespace kforge::rules

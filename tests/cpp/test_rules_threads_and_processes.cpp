@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_threads_and_processes_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -102,5 +102,5 @@ class ModelNew(nn.Module):
   EXPECT_TRUE(findings.empty()) << findings.front().message;
 }
 
-}  // namespace
+}  // namespace rules_threads_and_processes_test
 }  // namespace kforge::rules

@@ -8,7 +8,7 @@
 #include "test_rules_support.hpp"
 
 namespace kforge::rules {
-namespace {
+namespace rules_torch_compute_in_forward_test {
 
 using testing::location_of;
 using testing::with_prelude;
@@ -417,5 +417,5 @@ TEST(TorchComputeInForwardRule, APyTorchReferenceGrantsNothing) {
   EXPECT_EQ(broken[0].severity, Severity::reject);
 }
 
-}  // namespace
+}  // namespace rules_torch_compute_in_forward_test
 }  // namespace kforge::rules

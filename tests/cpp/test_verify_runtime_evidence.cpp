@@ -5,7 +5,7 @@
 #include "verify/runtime_evidence.hpp"
 
 namespace kforge::verify {
-namespace {
+namespace verify_runtime_evidence_test {
 
 using rules::Severity;
 
@@ -202,5 +202,5 @@ TEST(RuntimeEvidence, MalformedTracesNeverThrow) {
   EXPECT_NO_THROW(runtime_findings(evidence));
 }
 
-}  // namespace
+}  // namespace verify_runtime_evidence_test
 }  // namespace kforge::verify
