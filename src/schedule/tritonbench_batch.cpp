@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "measure/elapsed.hpp"
 #include "problem/kernel_problem.hpp"
 #include "runner/gpu_gate.hpp"
 #include "runner/program_runner.hpp"
@@ -28,9 +29,7 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kSeparator(146, '#');  // TritonBench's separator line
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using measure::seconds_since;
 
 // The gold file's own run, once per item: its test values and stdout, and the reference problem kforge's
 // verdict is made against (or why there is none).

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <variant>
 
+#include "measure/elapsed.hpp"
 #include "problem/problem_source_check.hpp"
 #include "reward/reward_spec.hpp"
 #include "serve/request_policy.hpp"
@@ -17,9 +18,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kDefaultWaitS = 600.0;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using measure::seconds_since;
 
 std::string type_name(const nlohmann::json& value) { return value.type_name(); }
 
