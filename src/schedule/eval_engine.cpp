@@ -87,16 +87,18 @@ constexpr const char* kAloneTag = "_alone";
 bool runs_alone(const QueuedJob& item) { return item.job.tags.value(kAloneTag, false); }
 
 // What one evaluation may use on the GPU: the candidate's capped share, its CUDA context and the judge's
-// working set (verify::evaluation_gpu_memory), plus the timing's input value sets. No load reply
-// (the problem failed to load): the evaluation reports that, and reserves the minimum.
+// working set (verify::evaluation_gpu_memory), plus the timing's value sets (each set's inputs, and the
+// whole output the candidate keeps for it). No load reply (the problem failed to load): the evaluation
+// reports that, and reserves the minimum.
 std::uint64_t evaluation_memory(const nlohmann::json& load, bool reference_beside) {
   const std::uint64_t total =
       load.is_object() && load.contains("gpu_memory") && load["gpu_memory"].is_object()
           ? load["gpu_memory"].value("total", std::uint64_t{0})
           : 0;
   const auto footprint = verify::ProblemFootprint::from_load_reply(load);
+  const auto set_bytes = footprint.input_bytes + footprint.output_bytes;
   return verify::evaluation_gpu_memory(footprint, total, reference_beside) +
-         verify::timing_value_sets(footprint.input_bytes) * footprint.input_bytes;
+         verify::timing_value_sets(set_bytes) * set_bytes;
 }
 
 std::string error_kind(const EvalOutcome& outcome) {

@@ -21,6 +21,7 @@
 #include "measure/timing_policy.hpp"
 #include "runner/timing_lease.hpp"
 #include "verify/correctness_stage.hpp"
+#include "verify/gpu_memory_share.hpp"
 #include "verify/timed_values.hpp"
 #include "verify/timing_integrity.hpp"
 
@@ -630,7 +631,8 @@ std::optional<TimedRounds> time_alone(EvalContext& context, AlternatingTimer& ti
 
 // More value sets for the timing inputs (the judge gives fewer when they do not fit or differ in shape).
 std::pair<std::size_t, nlohmann::json> prepare_value_sets(EvalContext& context, std::uint64_t input_bytes) {
-  const auto wanted = timing_value_sets(input_bytes);
+  const auto output_bytes = ProblemFootprint::from_load_reply(context.session->load_reply()).output_bytes;
+  const auto wanted = timing_value_sets(input_bytes + output_bytes);
   nlohmann::json seeds = nlohmann::json::array();
   for (std::size_t i = 1; i < wanted; ++i) {
     seeds.push_back(context.seeds.timing(static_cast<int>(i)));

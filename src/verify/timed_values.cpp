@@ -4,11 +4,11 @@
 
 namespace kforge::verify {
 
-std::size_t timing_value_sets(std::uint64_t input_bytes) {
-  if (input_bytes == 0) {
+std::size_t timing_value_sets(std::uint64_t set_bytes) {
+  if (set_bytes == 0) {
     return kMaxTimingValueSets;
   }
-  const auto fitting = static_cast<std::size_t>(kTimingValueSetBytes / input_bytes);
+  const auto fitting = static_cast<std::size_t>(kTimingValueSetBytes / set_bytes);
   return std::clamp<std::size_t>(fitting, 2, kMaxTimingValueSets);
 }
 

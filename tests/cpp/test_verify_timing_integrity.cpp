@@ -151,6 +151,10 @@ TEST(TimedValues, SetsFitTheByteBudgetButAreNeverFewerThanTwo) {
   EXPECT_EQ(timing_value_sets(kTimingValueSetBytes / 3), 3U);
   EXPECT_EQ(timing_value_sets(kTimingValueSetBytes), 2U);
   EXPECT_EQ(timing_value_sets(std::uint64_t{40} << 30), 2U);
+  // A set counts its outputs: 100 MB of inputs alone would give four sets, with a 4 GiB output two.
+  constexpr std::uint64_t kInputs = 100'000'000;
+  EXPECT_EQ(timing_value_sets(kInputs), kMaxTimingValueSets);
+  EXPECT_EQ(timing_value_sets(kInputs + (std::uint64_t{4} << 30)), 2U);
 }
 
 TEST(TimedValues, OrderNeverRepeatsASetTwiceInARowAndUsesEverySet) {
