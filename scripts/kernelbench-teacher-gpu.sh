@@ -7,6 +7,7 @@
 # then pack what the next call and the write-up need under $OUT. Both phases need a GPU.
 #   OUT=$OUT KB=ext/KernelBench CAPTURES=diag/cap PHASE=capture LEVELS="1 2 3" scripts/kernelbench-teacher-gpu.sh
 #   OUT=$OUT KB=ext/KernelBench CAPTURES=diag/cap PHASE=judge PREVIOUS=diag/kt/prev scripts/kernelbench-teacher-gpu.sh
+#   (EVAL_DEADLINE=150 BENCH_DEADLINE=340: a call that mostly finishes the do_bench of earlier verdicts)
 # KB (a KernelBench checkout, or a view of it) and CAPTURES travel with the call (`run`'s carry), as
 # does build/release; nothing of the checkout is copied into the repository.
 set -u
@@ -39,11 +40,14 @@ case "$PHASE" in
   judge)
     previous=()
     [ -n "${PREVIOUS:-}" ] && previous=(--previous "$PREVIOUS")
-    # Each level's judging and do_bench share LIMIT; a level cut short goes on in the next call.
+    # Each level's judging and do_bench share LIMIT (3/4 and 1/5 of a level's share, or EVAL_DEADLINE
+    # and BENCH_DEADLINE seconds: a call that only finishes a level's do_bench wants most for it); a
+    # level cut short goes on in the next call.
     per_level=$((LIMIT / $(echo "$LEVELS" | wc -w)))
     timeout "$LIMIT" python3 scripts/kernelbench-teacher.py --captures "$CAPTURES" --kernelbench "$KB" \
       --levels "$(echo "$LEVELS" | tr ' ' ',')" --device cuda:0 --steps eval,do_bench --jobs "${JOBS:-3}" \
-      --deadline $((per_level * 3 / 4)) --bench-deadline $((per_level / 5)) --time-budget 1 \
+      --deadline "${EVAL_DEADLINE:-$((per_level * 3 / 4))}" \
+      --bench-deadline "${BENCH_DEADLINE:-$((per_level / 5))}" --time-budget 1 \
       "${previous[@]}" --out "$OUT/teacher" --work "${WORK:-$(dirname "$CAPTURES")/teacher-work}" \
       > "$OUT/teacher.log" 2>&1
     echo "judge: rc=$? at $((SECONDS - START)) s" >> "$OUT/times.txt"

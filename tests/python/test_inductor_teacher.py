@@ -200,6 +200,26 @@ def test_the_worker_answers_every_failure_with_a_stage(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["stage"] == "usage"
 
 
+def test_generated_code_that_is_not_triton_during_the_capture_is_a_standalone_refusal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # KernelBench level 3's VanillaRNN keeps its hidden state on the CPU: Inductor compiles a C++ kernel
+    # for it, which the capture finds while reading the wrapper; that is the teacher's refusal, not a crash.
+    from kforge.worker import inductor_teacher
+
+    def refuse(*_: Any, **__: Any) -> dict[str, Any]:
+        raise StandaloneError("the generated code compiles cpp_pybinding code, not only Triton")
+
+    monkeypatch.setattr(inductor_teacher, "capture_problem", refuse)
+    out = tmp_path / "answer.json"
+    assert inductor_teacher.main(["--problem", str(STARTER / CUMSUM / "problem.py"), "--out", str(out)]) == 0
+    answer = json.loads(out.read_text())
+    assert answer == {
+        "error": "the generated code compiles cpp_pybinding code, not only Triton",
+        "stage": "standalone",
+    }
+
+
 def test_data_sft_keeps_the_verified_rewrites_and_logs_the_refusal(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     captures = tmp_path / "captures"

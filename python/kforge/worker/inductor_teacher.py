@@ -75,6 +75,8 @@ def teach(arguments: argparse.Namespace) -> dict[str, Any]:
                 Path(arguments.capture_out).write_text(json.dumps(record, indent=1, default=str) + "\n")
     except CaptureError as failure:
         return {"error": str(failure), "stage": "capture"}
+    except StandaloneError as failure:  # the capture itself met code that is not Triton (a CPU kernel)
+        return {"error": str(failure), "stage": "standalone"}
     except WorkerError as failure:
         return {"error": failure.message, "stage": failure.kind}
     except (OSError, ValueError) as failure:
