@@ -217,8 +217,11 @@ class Search {
     }
     for (const std::size_t knob : knob_order(knobs_, settings_.priority)) {
       const auto& choices = knobs_[knob].choices;
-      if (knobs_[knob].kind == KnobKind::autotune_config) {
-        for (const long long choice : choices) {  // configs have no order: every one is a neighbour
+      // Configs have no order, and a value computed at run time no place among the literals: from
+      // either, every choice is a neighbour.
+      if (knobs_[knob].kind == KnobKind::autotune_config ||
+          (knobs_[knob].site == KnobSite::run_time && best[knob] == kRunTimeValue)) {
+        for (const long long choice : choices) {
           Values values = best;
           values[knob] = choice;
           add(std::move(values));

@@ -142,7 +142,8 @@ class SiteBuilder {
               0,
               {kProgramOrders.begin(), kProgramOrders.end()},
               {},
-              std::move(site)};
+              std::move(site),
+              KnobSite::literal};
     return knob;
   }
 

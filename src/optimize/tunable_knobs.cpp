@@ -4,12 +4,18 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "optimize/autotune_configs.hpp"
+#include "optimize/launch_arguments.hpp"
 #include "optimize/program_order.hpp"
 #include "source/module_index.hpp"
 #include "source/offset_cursor.hpp"
@@ -120,6 +126,15 @@ std::optional<KnobKind> kind_of(const std::string& keyword) {
   return size_like ? std::optional<KnobKind>(KnobKind::block_size) : std::nullopt;
 }
 
+// The launch options a launch may compute or leave out, with Triton's value when it is left out.
+struct LaunchOption {
+  std::string_view name;
+  KnobKind kind;
+  long long fallback;
+};
+constexpr std::array kLaunchOptions{LaunchOption{"num_warps", KnobKind::num_warps, kDefaultNumWarps},
+                                    LaunchOption{"num_stages", KnobKind::num_stages, kDefaultNumStages}};
+
 bool power_of_two(long long value) { return value > 0 && (value & (value - 1)) == 0; }
 
 std::vector<long long> choices_for(KnobKind kind, long long value) {
@@ -172,6 +187,7 @@ class KnobFinder {
       : index_(index), bindings_(std::move(bindings)), constexprs_(constexpr_parameters(index)) {}
 
   KnobSearch run(std::string_view source, const source::Module& module) {
+    source_ = source;
     for (const auto& list : find_autotune_configs(source, module, index_, search_.fixed)) {
       add_autotune_knobs(list);
     }
@@ -181,6 +197,8 @@ class KnobFinder {
       }
       return source::WalkAction::visit_children;
     });
+    // After the literals: a listing and the tuner's priority meet the knobs the author wrote first.
+    std::move(option_knobs_.begin(), option_knobs_.end(), std::back_inserter(search_.knobs));
     return std::move(search_);
   }
 
@@ -211,8 +229,84 @@ class KnobFinder {
             fmt::format("{} of {}: set by the kernel's triton.autotune configs", keyword->name, kernel));
         continue;
       }
+      if (launch_option && !info->autotuned && literal_of(*keyword->value, "").first == nullptr) {
+        continue;  // computed at run time: a launch option knob below
+      }
       add_knob(kernel, *keyword, *kind, call.location);
     }
+    if (!info->autotuned) {  // an autotuned kernel's configs set its warps and stages
+      add_launch_option_knobs(kernel, call);
+    }
+  }
+
+  // num_warps and num_stages of a launch that computes them at run time or leaves them out.
+  void add_launch_option_knobs(const std::string& kernel, const source::Call& call) {
+    if (!tokens_) {
+      tokens_ = source::tokenize(source_);
+    }
+    const auto arguments = launch_arguments(source_, tokens_->tokens, call);
+    const auto launch = fmt::format("launch of {} at {}", kernel, to_string(call.location));
+    for (const auto& option : kLaunchOptions) {
+      const std::string name(option.name);
+      const KnobKind kind = option.kind;
+      const long long fallback = option.fallback;
+      const auto given = std::find_if(call.keywords.begin(), call.keywords.end(),
+                                      [&](const auto& keyword) { return keyword->name == name; });
+      if (given != call.keywords.end() && literal_of(*(*given)->value, "").first != nullptr) {
+        continue;  // a literal: a knob of its own
+      }
+      if (!arguments) {
+        search_.fixed.push_back(
+            fmt::format("{} of the {}: its arguments could not be delimited", name, launch));
+        continue;
+      }
+      if (given == call.keywords.end()) {
+        add_absent_option(kernel, name, kind, fallback, launch, *arguments);
+        continue;
+      }
+      const auto written = std::find_if(arguments->keywords.begin(), arguments->keywords.end(),
+                                        [&](const LaunchKeyword& keyword) { return keyword.name == name; });
+      if (written == arguments->keywords.end()) {
+        search_.fixed.push_back(fmt::format("{} of the {}: its text could not be delimited", name, launch));
+        continue;
+      }
+      std::vector<long long> choices = choices_for(kind, fallback);
+      choices.insert(choices.begin(), kRunTimeValue);
+      option_knobs_.push_back(Knob{
+          name,
+          kind,
+          fmt::format("{}, computed at run time as `{}` ({} keeps it)", launch, written->text, kRunTimeValue),
+          {kernel},
+          written->location,
+          written->text,
+          kRunTimeValue,
+          std::move(choices),
+          {},
+          {},
+          KnobSite::run_time});
+    }
+  }
+
+  void add_absent_option(const std::string& kernel, const std::string& name, KnobKind kind,
+                         long long fallback, const std::string& launch, const LaunchArguments& arguments) {
+    if (arguments.double_star || !arguments.any) {
+      search_.fixed.push_back(fmt::format("{} of the {}: not given, and {}", name, launch,
+                                          arguments.double_star
+                                              ? "a ** argument may give it"
+                                              : "the launch has no argument to add it after"));
+      return;
+    }
+    option_knobs_.push_back(Knob{name,
+                                 kind,
+                                 fmt::format("{}, not given (Triton's default {})", launch, fallback),
+                                 {kernel},
+                                 arguments.after_last,
+                                 "",
+                                 fallback,
+                                 choices_for(kind, fallback),
+                                 {},
+                                 {},
+                                 KnobSite::absent});
   }
 
   // Several configs: one knob that pins each in turn. A single config: its values are literals like a
@@ -236,7 +330,8 @@ class KnobFinder {
                                    -1,
                                    std::move(choices),
                                    list.configs,
-                                   {}});
+                                   {},
+                                   KnobSite::literal});
       return;
     }
     const auto& config = *node_cast<source::Call>(list.list->elements.front().get());
@@ -295,7 +390,8 @@ class KnobFinder {
                                  *value,
                                  choices_for(kind, *value),
                                  {},
-                                 {}});
+                                 {},
+                                 KnobSite::literal});
   }
 
   // The knob already found at `location` (a literal or list several kernels share), or null.
@@ -353,7 +449,8 @@ class KnobFinder {
                                    *value,
                                    choices_for(kind, *value),
                                    {},
-                                   {}});
+                                   {},
+                                   KnobSite::literal});
       existing = &search_.knobs.back();
     }
     if (std::find(existing->kernels.begin(), existing->kernels.end(), kernel) == existing->kernels.end()) {
@@ -365,6 +462,9 @@ class KnobFinder {
   Bindings bindings_;
   std::map<std::string, std::set<std::string>, std::less<>> constexprs_;
   KnobSearch search_;
+  std::vector<Knob> option_knobs_;  // launch options computed at run time or left out
+  std::string_view source_;
+  std::optional<source::TokenizeResult> tokens_;  // tokenized once, when a launch option needs its text
 };
 
 // Byte offset of a 1-based line and code-point column.
@@ -413,6 +513,12 @@ namespace {
 // The text a knob's literal becomes: the value; for autotune configs the list kept or one config; for a
 // program order the kernel's body with the reordering.
 std::string replacement(const Knob& knob, long long value) {
+  if (knob.site == KnobSite::absent) {
+    return value == knob.value ? "" : fmt::format(", {}={}", knob.name, value);
+  }
+  if (knob.site == KnobSite::run_time && value == kRunTimeValue) {
+    return knob.literal;
+  }
   if (knob.kind == KnobKind::program_order) {
     return program_order_text(knob, value);
   }

@@ -28,6 +28,16 @@ struct ProgramOrderSite {
   std::vector<ProgramIdCall> calls;
 };
 
+// Where a knob's value is written. A launch option (num_warps, num_stages) of a kernel without autotune
+// configs is a knob even when the launch computes it at run time or leaves it out: neither changes what
+// the kernel computes. At run time: value kRunTimeValue keeps the expression, another value replaces it
+// with that literal. Left out: the start value is Triton's default (writes nothing), another value adds
+// `, num_warps=8` after the launch's last argument (the knob's literal is empty, at that place).
+enum class KnobSite { literal, run_time, absent };
+inline constexpr long long kRunTimeValue = -1;
+inline constexpr long long kDefaultNumWarps = 4;   // Triton's default for a launch that gives none
+inline constexpr long long kDefaultNumStages = 3;  // Triton's default on CUDA
+
 // One integer literal of the candidate's source that sets a launch parameter of a Triton kernel: a
 // tl.constexpr block or group size, num_warps or num_stages, given at a launch site directly, through
 // a module constant or a class attribute, or in the only triton.Config of an autotuned kernel.
@@ -47,6 +57,7 @@ struct Knob {
   std::vector<long long> choices;    // the values the tuner may try, ascending, the current one included
   std::vector<std::string> configs;  // autotune_config: the source text of each config
   ProgramOrderSite order;            // program_order: where the reordering goes
+  KnobSite site = KnobSite::literal;
 };
 
 struct KnobSearch {

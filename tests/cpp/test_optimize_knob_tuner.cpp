@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "optimize/knob_tuner.hpp"
+#include "optimize/tunable_knobs.hpp"
 
 namespace kforge::optimize {
 namespace {
@@ -60,7 +61,7 @@ std::vector<ProposalResult> model_machine(const std::vector<std::string>& source
 
 TEST(KnobTuner, FindsTheFastestAcceptedValuesAndKeepsEveryAttempt) {
   const auto knobs = find_knobs(kCandidate).knobs;
-  ASSERT_EQ(knobs.size(), 2U);
+  ASSERT_EQ(knobs.size(), 3U) << "BLOCK, num_warps, and num_stages, which the launch leaves out";
   TunerSettings settings;
   settings.limits.max_evaluations = 100;
   settings.priority = priority_for_bound("memory-bound");
@@ -280,7 +281,52 @@ TEST(KnobTuner, AKernelWithoutTlDotGetsNoTileSeeds) {
   settings.limits.max_evaluations = 3;
   const auto outcome = tune_knobs(kCandidate, knobs, settings, model_machine);
   ASSERT_GE(outcome.attempts.size(), 2U);
-  EXPECT_EQ(outcome.attempts[1].values, (std::vector<long long>{512, 4})) << "a neighbour of the start";
+  EXPECT_EQ(outcome.attempts[1].values, (std::vector<long long>{512, 4, 3})) << "a neighbour of the start";
+}
+
+// num_warps computed at run time: value -1 keeps the expression and has no place among the literals,
+// so the first round proposes every warp count.
+TEST(KnobTuner, ALaunchOptionComputedAtRunTimeGetsEveryChoiceProposed) {
+  const std::string source = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        warps = 4 if x.numel() < 65536 else 8
+        scale_kernel[(4,)](x, out, x.numel(), BLOCK=1024, num_warps=warps, num_stages=2)
+        return out
+)";
+  const auto knobs = find_knobs(source).knobs;
+  ASSERT_EQ(knobs.size(), 3U);
+  ASSERT_EQ(knobs[2].site, KnobSite::run_time);
+  std::vector<long long> warps_tried;
+  const auto record = [&](const std::vector<std::string>& sources, Measurement /*measurement*/) {
+    std::vector<ProposalResult> results;
+    for (const auto& proposal : sources) {
+      const auto found = find_knobs(proposal).knobs;
+      const auto warps = std::find_if(found.begin(), found.end(), [](const Knob& knob) {
+        return knob.kind == KnobKind::num_warps && knob.site == KnobSite::literal;
+      });
+      warps_tried.push_back(warps == found.end() ? kRunTimeValue : warps->value);
+      results.push_back({true, 1.0, "accepted"});
+    }
+    return results;
+  };
+  TunerSettings settings;
+  settings.limits.max_evaluations = 30;
+  settings.limits.patience = 1;
+  tune_knobs(source, knobs, settings, record);
+  for (const long long warps : {1, 2, 4, 8, 16}) {
+    EXPECT_NE(std::find(warps_tried.begin(), warps_tried.end(), warps), warps_tried.end()) << warps;
+  }
 }
 
 }  // namespace

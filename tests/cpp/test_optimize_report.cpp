@@ -20,7 +20,8 @@ OptimizeRun two_round_run() {
                                   32,
                                   {16, 32, 64, 128},
                                   {},
-                                  {}});
+                                  {},
+                                  KnobSite::literal});
   run.outcome.baseline_ms = 1.6;
   run.outcome.best_ms = 0.8;
   run.outcome.best_values = {128};

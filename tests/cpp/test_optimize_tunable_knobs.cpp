@@ -85,8 +85,9 @@ TEST(TunableKnobs, FindsLaunchSizesThroughLiteralsConstantsAndAttributes) {
 TEST(TunableKnobs, RewritingChangesOnlyTheLiteralsAndTheResultParses) {
   const auto search = find_knobs(kCandidate);
   std::vector<long long> values;
-  for (const auto& knob : search.knobs) {
-    values.push_back(knob.name == "BLOCK" ? 2048 : knob.name == "num_warps" ? 8 : knob.value);
+  for (const auto& knob : search.knobs) {  // the literals only: the launch options left out stay out
+    const bool literal = knob.site == KnobSite::literal;
+    values.push_back(knob.name == "BLOCK" ? 2048 : knob.name == "num_warps" && literal ? 8 : knob.value);
   }
   const auto rewritten = rewrite_knobs(kCandidate, search.knobs, values);
   EXPECT_NE(rewritten.find("BLOCK = 2048\n"), std::string::npos);
@@ -320,6 +321,108 @@ class ModelNew:
             std::string::npos)
       << pinned;
   EXPECT_EQ(knob_named(find_knobs(pinned), "BLOCK")->value, 256);
+}
+
+constexpr const char* kLaunchOptions = R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x, options):
+        out = torch.empty_like(x)
+        block = triton.next_power_of_2(x.shape[1])
+        warps = min(max(block // 256, 1), 8)
+        row_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=block, num_warps=(warps if block > 64 else 2))
+        row_kernel[(x.shape[0],)](
+            x,
+            out,
+            x.shape[1],
+            BLOCK=block,
+        )
+        row_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=block, **options)
+        return out
+)";
+
+std::vector<const Knob*> knobs_at(const KnobSearch& search, KnobSite site) {
+  std::vector<const Knob*> found;
+  for (const auto& knob : search.knobs) {
+    if (knob.site == site) {
+      found.push_back(&knob);
+    }
+  }
+  return found;
+}
+
+// Real kernels compute their warps at run time or leave them to Triton (most of TritonBench's): the
+// launch options are knobs there too, since they change how a kernel runs, never what it computes.
+TEST(TunableKnobs, LaunchOptionsComputedAtRunTimeOrLeftOutAreKnobs) {
+  const auto search = find_knobs(kLaunchOptions);
+  const auto run_time = knobs_at(search, KnobSite::run_time);
+  ASSERT_EQ(run_time.size(), 1U);
+  EXPECT_EQ(run_time[0]->name, "num_warps");
+  EXPECT_EQ(run_time[0]->literal, "(warps if block > 64 else 2)");
+  EXPECT_EQ(run_time[0]->value, kRunTimeValue);
+  EXPECT_EQ(run_time[0]->choices, (std::vector<long long>{kRunTimeValue, 1, 2, 4, 8, 16}));
+  const auto absent = knobs_at(search, KnobSite::absent);
+  ASSERT_EQ(absent.size(), 3U) << "num_stages of the first launch, both options of the second";
+  EXPECT_EQ(absent[1]->name, "num_warps");
+  EXPECT_EQ(absent[1]->value, kDefaultNumWarps);
+  EXPECT_EQ(absent[2]->value, kDefaultNumStages);
+  EXPECT_TRUE(fixed_mentions(search,
+                             "num_warps of the launch of row_kernel at 23:9: not given, and a ** "
+                             "argument may give it"));
+  EXPECT_TRUE(fixed_mentions(search, "BLOCK of the launch of row_kernel at 16:9: computed at run time"));
+}
+
+TEST(TunableKnobs, LaunchOptionsAreWrittenInPlaceOrAddedAfterTheLastArgument) {
+  const auto search = find_knobs(kLaunchOptions);
+  std::vector<long long> values;
+  for (const auto& knob : search.knobs) {
+    values.push_back(knob.site == KnobSite::literal ? knob.value : knob.kind == KnobKind::num_warps ? 8 : 2);
+  }
+  const auto rewritten = rewrite_knobs(kLaunchOptions, search.knobs, values);
+  EXPECT_NE(rewritten.find("BLOCK=block, num_warps=8, num_stages=2)\n"), std::string::npos) << rewritten;
+  EXPECT_NE(rewritten.find("            BLOCK=block, num_warps=8, num_stages=2,\n        )"),
+            std::string::npos)
+      << "added before the trailing comma: " << rewritten;
+  EXPECT_TRUE(source::parse_module(rewritten).ok()) << rewritten;
+
+  std::vector<long long> kept;
+  for (const auto& knob : search.knobs) {
+    kept.push_back(knob.value);
+  }
+  EXPECT_EQ(rewrite_knobs(kLaunchOptions, search.knobs, kept), kLaunchOptions)
+      << "the start values write the source as it was";
+  const auto again = find_knobs(rewritten);
+  EXPECT_TRUE(knobs_at(again, KnobSite::run_time).empty());
+  EXPECT_TRUE(knobs_at(again, KnobSite::absent).empty());
+  EXPECT_EQ(std::count_if(again.knobs.begin(), again.knobs.end(),
+                          [](const Knob& knob) { return knob.kind == KnobKind::num_warps; }),
+            2)
+      << "each launch's num_warps is now a literal of its own";
+}
+
+TEST(TunableKnobs, AnAutotunedKernelsLaunchGetsNoLaunchOptionKnobs) {
+  const auto search = find_knobs(R"(import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)], key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, n):
+    pass
+
+
+def run(x):
+    tuned_kernel[(1,)](x, x.numel())
+)");
+  EXPECT_TRUE(knobs_at(search, KnobSite::absent).empty()) << "its configs set warps and stages";
 }
 
 }  // namespace optimize_tunable_knobs_test

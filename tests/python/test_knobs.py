@@ -82,6 +82,26 @@ def test_a_reordered_matmul_is_accepted_by_the_verifier(tmp_path: Path) -> None:
     assert run.verdict["outcome"] == "accepted", run.stdout
 
 
+SCALE_SHIFT = REPO / "problems" / "starter" / "33_scale_shift_constants"
+
+
+def test_launch_options_left_out_are_knobs_and_the_candidate_with_them_is_accepted(tmp_path: Path) -> None:
+    # Its launch gives neither num_warps nor num_stages, as most real kernels' launches do.
+    code, out, err = knobs("--candidate", str(SCALE_SHIFT / "solution.py"), "--json")
+    assert code == 0, err
+    absent = {knob["name"]: knob for knob in json.loads(out)["knobs"] if "not given" in knob["where"]}
+    assert absent["num_warps"]["value"] == 4 and absent["num_stages"]["value"] == 3, absent
+    candidate = tmp_path / "with_options.py"
+    settings = ("--set", f"{absent['num_warps']['index']}=2", "--set", f"{absent['num_stages']['index']}=1")
+    code, _, err = knobs(
+        "--candidate", str(SCALE_SHIFT / "solution.py"), *settings, "--output", str(candidate)
+    )
+    assert code == 0, err
+    assert "BLOCK=1024, num_warps=2, num_stages=1)" in candidate.read_text()
+    run = run_eval(SCALE_SHIFT / "problem.py", candidate)
+    assert run.verdict["outcome"] == "accepted", run.stdout
+
+
 def test_bad_settings_are_usage_errors_that_say_what_to_do(tmp_path: Path) -> None:
     cases = {
         "program_order=3": "is not one of its choices",
