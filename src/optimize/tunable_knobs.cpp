@@ -12,10 +12,12 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "optimize/autotune_configs.hpp"
 #include "optimize/launch_arguments.hpp"
+#include "optimize/name_bindings.hpp"
 #include "optimize/program_order.hpp"
 #include "source/module_index.hpp"
 #include "source/offset_cursor.hpp"
@@ -26,42 +28,10 @@ namespace {
 
 using source::node_cast;
 
-// An integer literal bound to a name (module constant, class or instance attribute).
-struct Binding {
-  const source::Constant* literal = nullptr;
-  int assignments = 0;
-  std::string where;
-};
-
-std::optional<long long> integer_value(const source::Constant& constant) {
-  if (constant.constant_kind != source::ConstantKind::number) {
-    return std::nullopt;
-  }
-  std::string digits;
-  std::copy_if(constant.text.begin(), constant.text.end(), std::back_inserter(digits),
-               [](char c) { return c != '_'; });
-  try {
-    std::size_t used = 0;
-    const long long value = std::stoll(digits, &used, 0);
-    return used == digits.size() ? std::optional<long long>(value) : std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;  // a float, or out of range
-  }
-}
-
-void record(std::map<std::string, Binding, std::less<>>& bindings, const std::string& name,
-            const source::Expr* value, std::string where) {
-  auto& binding = bindings[name];
-  ++binding.assignments;
-  const auto* constant = node_cast<source::Constant>(value);
-  binding.literal = constant != nullptr && integer_value(*constant) ? constant : nullptr;
-  binding.where = std::move(where);
-}
-
 // Module constants (NAME = 128 at module level) and attributes (class body `X = 4`, or `self.X = 4`).
 struct Bindings {
-  std::map<std::string, Binding, std::less<>> module;
-  std::map<std::string, Binding, std::less<>> attributes;
+  NameBindings module;
+  NameBindings attributes;
 };
 
 void collect_attribute_assignments(const source::ClassDef& owner, Bindings& bindings) {
@@ -70,8 +40,9 @@ void collect_attribute_assignments(const source::ClassDef& owner, Bindings& bind
       for (const auto& target : assign->targets) {
         if (const auto* attribute = node_cast<source::Attribute>(target.get());
             attribute != nullptr && source::dotted_name(*attribute->value) == "self") {
-          record(bindings.attributes, attribute->attr, assign->value.get(),
-                 fmt::format("attribute self.{} at {}", attribute->attr, to_string(assign->location)));
+          record_binding(
+              bindings.attributes, attribute->attr, assign->value.get(),
+              fmt::format("attribute self.{} at {}", attribute->attr, to_string(assign->location)));
         }
       }
     }
@@ -81,7 +52,7 @@ void collect_attribute_assignments(const source::ClassDef& owner, Bindings& bind
     if (const auto* assign = node_cast<source::Assign>(statement.get())) {
       for (const auto& target : assign->targets) {
         if (const auto* name = node_cast<source::Name>(target.get())) {
-          record(
+          record_binding(
               bindings.attributes, name->id, assign->value.get(),
               fmt::format("class attribute {}.{} at {}", owner.name, name->id, to_string(assign->location)));
         }
@@ -96,8 +67,8 @@ Bindings collect_bindings(const source::Module& module) {
     if (const auto* assign = node_cast<source::Assign>(statement.get())) {
       for (const auto& target : assign->targets) {
         if (const auto* name = node_cast<source::Name>(target.get())) {
-          record(bindings.module, name->id, assign->value.get(),
-                 fmt::format("module constant {} at {}", name->id, to_string(assign->location)));
+          record_binding(bindings.module, name->id, assign->value.get(),
+                         fmt::format("module constant {} at {}", name->id, to_string(assign->location)));
         }
       }
     } else if (const auto* owner = node_cast<source::ClassDef>(statement.get())) {
@@ -191,18 +162,31 @@ class KnobFinder {
     for (const auto& list : find_autotune_configs(source, module, index_, search_.fixed)) {
       add_autotune_knobs(list);
     }
-    source::walk(module, [&](const source::Node& node) {
-      if (const auto* call = node_cast<source::Call>(&node)) {
-        inspect_launch(*call);
-      }
-      return source::WalkAction::visit_children;
-    });
+    visit_scope(module);
     // After the literals: a listing and the tuner's priority meet the knobs the author wrote first.
     std::move(option_knobs_.begin(), option_knobs_.end(), std::back_inserter(search_.knobs));
     return std::move(search_);
   }
 
  private:
+  // The launches under `root`, each read with the local names of the function it is in (locals_).
+  void visit_scope(const source::Node& root) {
+    source::walk(root, [&](const source::Node& node) {
+      if (const auto* function = node_cast<source::FunctionDef>(&node);
+          function != nullptr && &node != &root) {
+        const auto locals = local_bindings(*function);
+        const auto* outer = std::exchange(locals_, &locals);
+        visit_scope(*function);
+        locals_ = outer;
+        return source::WalkAction::skip_children;
+      }
+      if (const auto* call = node_cast<source::Call>(&node)) {
+        inspect_launch(*call);
+      }
+      return source::WalkAction::visit_children;
+    });
+  }
+
   void inspect_launch(const source::Call& call) {
     const auto* subscript = node_cast<source::Subscript>(call.func.get());
     if (subscript == nullptr) {
@@ -407,10 +391,11 @@ class KnobFinder {
     if (const auto* constant = node_cast<source::Constant>(&value)) {
       return {integer_value(*constant) ? constant : nullptr, launch};
     }
-    const std::map<std::string, Binding, std::less<>>* table = nullptr;
+    const NameBindings* table = nullptr;
     std::string name;
     if (const auto* plain = node_cast<source::Name>(&value)) {
-      table = &bindings_.module;
+      const bool local = locals_ != nullptr && locals_->contains(plain->id);  // Python's scoping
+      table = local ? locals_ : &bindings_.module;
       name = plain->id;
     } else if (const auto* attribute = node_cast<source::Attribute>(&value)) {
       table = &bindings_.attributes;
@@ -422,6 +407,9 @@ class KnobFinder {
     }
     if (found->second.assignments != 1) {
       return {nullptr, fmt::format("{} is assigned {} times", name, found->second.assignments)};
+    }
+    if (found->second.literal == nullptr) {
+      return {nullptr, fmt::format("computed at run time ({})", found->second.where)};
     }
     return {found->second.literal, found->second.where};
   }
@@ -462,7 +450,8 @@ class KnobFinder {
   Bindings bindings_;
   std::map<std::string, std::set<std::string>, std::less<>> constexprs_;
   KnobSearch search_;
-  std::vector<Knob> option_knobs_;  // launch options computed at run time or left out
+  std::vector<Knob> option_knobs_;        // launch options computed at run time or left out
+  const NameBindings* locals_ = nullptr;  // of the function whose launches are being read
   std::string_view source_;
   std::optional<source::TokenizeResult> tokens_;  // tokenized once, when a launch option needs its text
 };

@@ -425,5 +425,57 @@ def run(x):
   EXPECT_TRUE(knobs_at(search, KnobSite::absent).empty()) << "its configs set warps and stages";
 }
 
+// Real wrappers set their tiles in local variables (`BLOCK_M = 128` in the function that launches):
+// such a literal is a knob; a local name shadows a module constant of the same name, as in Python.
+TEST(TunableKnobs, ALocalLiteralIsAKnobAndShadowsAModuleConstant) {
+  constexpr const char* source = R"(import triton
+import triton.language as tl
+
+BLOCK = 1024
+
+
+@triton.jit
+def tile_kernel(x_ptr, n, BLOCK_M: tl.constexpr, BLOCK: tl.constexpr):
+    pass
+
+
+def attention(x, n, BLOCK_N=64):
+    BLOCK_M = 128
+    BLOCK = triton.next_power_of_2(n)
+    tile_kernel[(triton.cdiv(n, BLOCK_M),)](x, n, BLOCK_M=BLOCK_M, BLOCK=BLOCK, num_warps=4, num_stages=2)
+    steps = 2
+    steps = 3
+    tile_kernel[(1,)](x, n, BLOCK_M=steps, BLOCK=BLOCK_N, num_warps=4, num_stages=2)
+
+
+def helper(x, n):
+    global BLOCK
+    tile_kernel[(1,)](x, n, BLOCK_M=16, BLOCK=BLOCK, num_warps=4, num_stages=2)
+)";
+  const auto search = find_knobs(source);
+  const auto* tile = knob_named(search, "BLOCK_M");
+  ASSERT_NE(tile, nullptr);
+  EXPECT_EQ(tile->value, 128);
+  EXPECT_EQ(tile->where, "local variable BLOCK_M of attention at 13:5");
+  EXPECT_TRUE(fixed_mentions(search,
+                             "BLOCK of the launch of tile_kernel at 15:5: computed at run time (local "
+                             "variable BLOCK of attention at 14:5)"))
+      << "the local BLOCK, not the module's";
+  EXPECT_TRUE(fixed_mentions(search, "steps is assigned 2 times"));
+  EXPECT_TRUE(fixed_mentions(search, "local name BLOCK_N of attention")) << "a parameter: the caller's value";
+  const auto* module_block = knob_named(search, "BLOCK");
+  ASSERT_NE(module_block, nullptr) << "helper's BLOCK is declared global: the module constant";
+  EXPECT_EQ(module_block->where, "module constant BLOCK at 4:1");
+  EXPECT_EQ(module_block->kernels, std::vector<std::string>{"tile_kernel"});
+
+  std::vector<long long> values;
+  for (const auto& knob : search.knobs) {
+    values.push_back(&knob == tile ? 64 : knob.value);
+  }
+  const auto rewritten = rewrite_knobs(source, search.knobs, values);
+  EXPECT_NE(rewritten.find("    BLOCK_M = 64\n"), std::string::npos) << rewritten;
+  EXPECT_TRUE(source::parse_module(rewritten).ok());
+}
+
 }  // namespace optimize_tunable_knobs_test
 }  // namespace kforge::optimize
