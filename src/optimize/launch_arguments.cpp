@@ -60,6 +60,9 @@ class ArgumentReader {
           value_first_ = i + 2;
         }
       }
+      if (depth == 1 && token.is_keyword("for")) {
+        return std::nullopt;  // a bare generator argument: no other argument may follow it
+      }
       if (opens(token)) {
         ++depth;
       } else if (closes(token) && --depth == 0) {

@@ -408,6 +408,25 @@ TEST(TunableKnobs, LaunchOptionsAreWrittenInPlaceOrAddedAfterTheLastArgument) {
       << "each launch's num_warps is now a literal of its own";
 }
 
+TEST(TunableKnobs, ALaunchWhoseOnlyArgumentIsAGeneratorGetsNoAddedOption) {
+  // `k[g](x for x in xs, num_warps=8)` would not parse: a bare generator must be the only argument.
+  const auto search = find_knobs(R"(import triton
+
+
+@triton.jit
+def sum_kernel(x_ptr):
+    pass
+
+
+def run(xs):
+    sum_kernel[(1,)](x for x in xs)
+)");
+  EXPECT_TRUE(knobs_at(search, KnobSite::absent).empty());
+  EXPECT_TRUE(fixed_mentions(search,
+                             "num_warps of the launch of sum_kernel at 10:5: its arguments could not be "
+                             "delimited"));
+}
+
 TEST(TunableKnobs, AnAutotunedKernelsLaunchGetsNoLaunchOptionKnobs) {
   const auto search = find_knobs(R"(import triton
 import triton.language as tl

@@ -1,5 +1,6 @@
 // libFuzzer target for everything that reads untrusted candidate text before any Python runs: code
-// extraction from an LLM response, the tokenizer, the parser, the module index and the rule engine.
+// extraction from an LLM response, the tokenizer, the parser, the module index, the rule engine and
+// the optimizer's knob finder and rewrite.
 // Besides crashes, hangs and memory blow-ups (found by the sanitizers and libFuzzer's limits), it
 // aborts when an internal error surfaces as a finding, since analyse_candidate() hides exceptions.
 #include <cstddef>
@@ -7,9 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "optimize/tunable_knobs.hpp"
 #include "rules/analysis_context.hpp"
 #include "rules/static_analysis.hpp"
 #include "source/code_extraction.hpp"
@@ -109,6 +113,35 @@ void fuzz_pipeline(std::string_view text) {
   }
 }
 
+// The knob finder on a source that parses, and its rewrite with every knob moved to its last choice:
+// the rewritten source must parse too (the tuner sends it to the verdict pipeline as a candidate).
+void fuzz_knobs(std::string_view text) {
+  std::optional<kforge::optimize::KnobSearch> search;
+  try {
+    search = kforge::optimize::find_knobs(text);
+  } catch (const std::invalid_argument&) {
+    return;  // the source does not parse
+  } catch (const kforge::source::IndexTooComplex&) {
+    return;  // the module index's work bound
+  }
+  if (search->knobs.empty()) {
+    return;
+  }
+  std::vector<long long> values;
+  for (const auto& knob : search->knobs) {
+    values.push_back(knob.choices.empty() ? knob.value : knob.choices.back());
+  }
+  std::string rewritten;
+  try {
+    rewritten = kforge::optimize::rewrite_knobs(text, search->knobs, values);
+  } catch (const std::invalid_argument& error) {
+    fail((std::string("rewrite_knobs() refused the knobs find_knobs() found: ") + error.what()).c_str());
+  }
+  if (!kforge::source::parse_module(rewritten).ok()) {
+    fail("rewrite_knobs() wrote a source that does not parse");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -117,5 +150,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz_tokenizer(text);
   fuzz_parser_and_index(text);
   fuzz_pipeline(text);
+  fuzz_knobs(text);
   return 0;
 }
