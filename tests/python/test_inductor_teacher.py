@@ -220,6 +220,22 @@ def test_generated_code_that_is_not_triton_during_the_capture_is_a_standalone_re
     }
 
 
+def test_the_capture_traces_recurrent_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Dynamo refuses nn.RNN/LSTM/GRU unless allow_rnn is on; the capture compiles with it on (it needs a
+    # GPU to finish, so the compile step here only reports the setting it ran under).
+    import torch
+    import torch._inductor.utils
+    from kforge.train.inductor_capture import CaptureError, capture
+
+    def report_setting(*_: Any, **__: Any) -> Any:
+        raise RuntimeError(f"allow_rnn={torch._dynamo.config.allow_rnn}")
+
+    monkeypatch.setattr(torch._inductor.utils, "run_and_get_code", report_setting)
+    with pytest.raises(CaptureError, match="allow_rnn=True"):
+        capture(torch.nn.GRU(4, 8), [torch.randn(3, 2, 4)])
+    assert torch._dynamo.config.allow_rnn is False, "the setting is the capture's only"
+
+
 def test_data_sft_keeps_the_verified_rewrites_and_logs_the_refusal(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     captures = tmp_path / "captures"

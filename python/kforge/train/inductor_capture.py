@@ -232,11 +232,14 @@ def capture(
     calls: list[dict[str, Any]] = []
     launched: dict[str, Any] = {}
     # No cache: a cached graph would skip the code generation that run_and_get_code records. Attention
-    # as its math (matmuls and a softmax Inductor fuses), not a fused cuDNN/flash library kernel.
+    # as its math (matmuls and a softmax Inductor fuses), not a fused cuDNN/flash library kernel. RNN,
+    # LSTM and GRU modules traced into their matmuls and gates (Dynamo refuses them by default:
+    # "Attempted to wrap RNN, GRU, or LSTM", eight KernelBench level-3 problems).
     with (
         torch.no_grad(),
         recorded_graph_calls(calls, launched),
         torch._inductor.config.patch(force_disable_caches=True),
+        torch._dynamo.config.patch(allow_rnn=True),
         sdpa_kernel([SDPBackend.MATH]),
     ):
         try:
