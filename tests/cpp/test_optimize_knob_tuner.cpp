@@ -287,23 +287,15 @@ TEST(KnobTuner, AKernelWithoutTlDotGetsNoTileSeeds) {
 // num_warps computed at run time: value -1 keeps the expression and has no place among the literals,
 // so the first round proposes every warp count.
 TEST(KnobTuner, ALaunchOptionComputedAtRunTimeGetsEveryChoiceProposed) {
-  const std::string source = R"(import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pass
-
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        out = torch.empty_like(x)
-        warps = 4 if x.numel() < 65536 else 8
-        scale_kernel[(4,)](x, out, x.numel(), BLOCK=1024, num_warps=warps, num_stages=2)
-        return out
-)";
+  // The fixture above with its num_warps computed in forward (and num_stages given, to isolate warps).
+  std::string source = kCandidate;
+  const std::string launch = "        scale_kernel[(4,)](x, out, x.numel(), BLOCK=BLOCK, num_warps=4)\n";
+  const auto at = source.find(launch);
+  ASSERT_NE(at, std::string::npos);
+  source.replace(
+      at, launch.size(),
+      "        warps = 4 if x.numel() < 65536 else 8\n"
+      "        scale_kernel[(4,)](x, out, x.numel(), BLOCK=BLOCK, num_warps=warps, num_stages=2)\n");
   const auto knobs = find_knobs(source).knobs;
   ASSERT_EQ(knobs.size(), 3U);
   ASSERT_EQ(knobs[2].site, KnobSite::run_time);
