@@ -55,15 +55,6 @@ const source::List* module_list(const source::Module& module, const std::string&
   return assignments == 1 ? found : nullptr;
 }
 
-bool is_opener(const source::Token& token) {
-  return token.kind == source::TokenKind::op && token.text.size() == 1 &&
-         std::string_view("([{").find(token.text.front()) != std::string_view::npos;
-}
-bool is_closer(const source::Token& token) {
-  return token.kind == source::TokenKind::op && token.text.size() == 1 &&
-         std::string_view(")]}").find(token.text.front()) != std::string_view::npos;
-}
-
 // The texts of the list opening at token `open` and of its top-level elements; nullopt when the
 // brackets do not close.
 std::optional<std::pair<std::string, std::vector<std::string>>> list_texts(
@@ -76,12 +67,12 @@ std::optional<std::pair<std::string, std::vector<std::string>>> list_texts(
   std::size_t element_end = 0;
   for (std::size_t i = open; i < tokens.size(); ++i) {
     const auto& token = tokens[i];
-    if (is_opener(token)) {
+    if (source::is_opening_bracket(token)) {
       ++depth;
       if (depth == 1) {
         continue;
       }
-    } else if (is_closer(token)) {
+    } else if (source::is_closing_bracket(token)) {
       --depth;
     }
     if (depth == 0 || (depth == 1 && token.is_op(","))) {

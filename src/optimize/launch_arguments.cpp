@@ -8,9 +8,6 @@
 namespace kforge::optimize {
 namespace {
 
-bool opens(const source::Token& token) { return token.is_op("(") || token.is_op("[") || token.is_op("{"); }
-bool closes(const source::Token& token) { return token.is_op(")") || token.is_op("]") || token.is_op("}"); }
-
 // The index of the launch's argument list `(`: the first `(` at the launch's own depth right after a
 // `]` that closed there (`kernel[grid](`, `self.k[g](`, not `a[i].b(`); nullopt at the statement's end.
 std::optional<std::size_t> argument_list_open(const std::vector<source::Token>& tokens, std::size_t first) {
@@ -22,9 +19,9 @@ std::optional<std::size_t> argument_list_open(const std::vector<source::Token>& 
       return i;
     }
     after_subscript = false;
-    if (opens(token)) {
+    if (source::is_opening_bracket(token)) {
       ++depth;
-    } else if (closes(token)) {
+    } else if (source::is_closing_bracket(token)) {
       if (--depth < 0) {
         return std::nullopt;
       }
@@ -63,9 +60,9 @@ class ArgumentReader {
       if (depth == 1 && token.is_keyword("for")) {
         return std::nullopt;  // a bare generator argument: no other argument may follow it
       }
-      if (opens(token)) {
+      if (source::is_opening_bracket(token)) {
         ++depth;
-      } else if (closes(token) && --depth == 0) {
+      } else if (source::is_closing_bracket(token) && --depth == 0) {
         end_argument(last);
         return arguments_;
       }

@@ -86,6 +86,14 @@ inline constexpr int kMaxFStringNesting = 100;
 // reports lexical errors through TokenizeResult::error.
 TokenizeResult tokenize(std::string_view source, const TokenizeOptions& options = {});
 
+// `(`, `[` or `{`, and `)`, `]` or `}`: what a scan over tokens counts to follow nesting.
+inline bool is_opening_bracket(const Token& token) {
+  return token.is_op("(") || token.is_op("[") || token.is_op("{");
+}
+inline bool is_closing_bracket(const Token& token) {
+  return token.is_op(")") || token.is_op("]") || token.is_op("}");
+}
+
 // True for Python's hard keywords (False, None, True, and, as, ..., yield).
 bool is_python_keyword(std::string_view word);
 
