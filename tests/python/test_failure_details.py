@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CANDIDATES, STARTER, run_eval
 
-# Runs alone: it counts kforge's worker processes and /dev/shm files machine-wide.
-pytestmark = pytest.mark.serial
+# The tests that count kforge's worker processes and /dev/shm files machine-wide run alone (marker
+# serial); the others beside the rest of the suite.
 
 SCALED_ADD = STARTER / "01_scaled_add" / "problem.py"
 
@@ -61,6 +61,7 @@ def test_segfault_names_the_signal() -> None:
     assert run.exit_code == 1
 
 
+@pytest.mark.serial
 def test_hang_is_stopped_by_the_timeout_and_reaped() -> None:
     before = worker_processes()
     problem, candidate = candidate_for("hangs.py")
@@ -70,6 +71,7 @@ def test_hang_is_stopped_by_the_timeout_and_reaped() -> None:
     assert worker_processes() <= before, "no worker may outlive kforge"
 
 
+@pytest.mark.serial
 def test_no_shared_memory_or_processes_left_behind() -> None:
     before_files, before_workers = shared_memory_files(), worker_processes()
     for name in ("segfault.py", "abort.py", "wrong_values.py"):
@@ -80,6 +82,7 @@ def test_no_shared_memory_or_processes_left_behind() -> None:
     assert worker_processes() <= before_workers
 
 
+@pytest.mark.serial
 def test_the_candidate_worker_starts_while_the_judge_loads_and_goes_when_the_problem_fails(
     tmp_path: Path,
 ) -> None:
