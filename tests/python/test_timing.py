@@ -45,7 +45,12 @@ def test_sleep_covers_three_times_the_recent_host_enqueue_time_within_bounds() -
     assert timing.sleep_us_for(window) == pytest.approx(3 * 28.0)
     window = [28.0] * 8 + [40.0, 41.0]
     assert timing.sleep_us_for(window) == pytest.approx(3 * 40.0)
-    assert timing.sleep_us_for([1e6]) == timing.MAX_SLEEP_US
+    # A long host enqueue keeps a margin, not a triple: past 50 ms, 1.5x (continuous at the switch).
+    assert timing.sleep_us_for([10_000.0]) == pytest.approx(30_000.0)
+    assert timing.sleep_us_for([20_000.0]) == pytest.approx(timing.LONG_SLEEP_US)
+    assert timing.sleep_us_for([60_000.0]) == pytest.approx(90_000.0)
+    assert timing.sleep_us_for([60_000.0]) > 60_000.0  # still covers the host: no gap in the events
+    assert timing.sleep_us_for([1e6]) == timing.MAX_SLEEP_US == 200_000.0
 
 
 def test_pacing_forgets_old_host_times() -> None:

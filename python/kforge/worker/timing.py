@@ -6,8 +6,8 @@ One sample (docs/verdict.md, "Performance"):
     sample to the next over FLUSH_WINDOWS places (a write would leave dirty lines for the call to write
     back; KFORGE_TIMING_FLUSH=write does, for comparisons);
  3. a device sleep (torch.cuda._sleep) that keeps the stream busy for 3x the call's recent host enqueue
-    time (at least 20 µs, at most 50 ms), so that the host has queued the whole call before the GPU
-    reaches the start event;
+    time (at least 20 µs; past 50 ms, 1.5x; at most 200 ms), so that the host has queued the whole call
+    before the GPU reaches the start event;
  4. start event, the call, end event (two events back to back on a stream read about 1.3 µs apart on an
     H100: every sample holds that much besides the call, on both sides alike);
  5. the host waits until the GPU has passed the end event, and only then runs the caller's after_sample
@@ -51,7 +51,12 @@ FLUSH_WINDOWS = 4
 FLUSH_STRIDE = 32 * 1024 * 1024
 HOST_MARGIN = 3.0  # the sleep lasts this many times the call's recent host enqueue time
 MIN_SLEEP_US = 20.0
-MAX_SLEEP_US = 50_000.0  # a call that needs longer on the host has its host gaps timed (reported)
+LONG_SLEEP_US = 50_000.0  # past this the margin is LONG_HOST_MARGIN: host jitter is relative by then
+LONG_HOST_MARGIN = 1.5
+# Past this the host is queue-bound, not slow: a call of more launches than CUDA's launch queue holds
+# (about a thousand) blocks the host until the sleep ends, so its observed enqueue time follows the sleep
+# up to here; 200 ms fills the queue at 190 µs a launch. A longer host enqueue has its gaps timed (reported).
+MAX_SLEEP_US = 200_000.0
 HOST_WINDOW = 32  # host enqueue times the sleep is sized from
 HOST_PERCENTILE = 0.9
 CALIBRATION_CYCLES = 1_000_000  # about 0.5 ms of spinning at 2 GHz
@@ -144,10 +149,16 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def sleep_us_for(host_us: list[float]) -> float:
     """How long the device sleeps before a sample: HOST_MARGIN x the recent host enqueue time (its
-    90th percentile), within [MIN_SLEEP_US, MAX_SLEEP_US]."""
+    90th percentile), within [MIN_SLEEP_US, MAX_SLEEP_US]; a call whose host enqueue takes more than
+    LONG_SLEEP_US / HOST_MARGIN (thousands of launches: an unrolled recurrent network) gets
+    LONG_HOST_MARGIN x, at least LONG_SLEEP_US, so that the host fills the launch queue before the call
+    starts (KernelBench level 3's 34_VanillaRNNHidden, 1,023 launches: with a flat 50 ms cap its 12 ms
+    of device time read 20 ms with 30% noise, with longer sleeps 11.84-11.89 ms, H200)."""
     if not host_us:
         return MIN_SLEEP_US
-    return min(MAX_SLEEP_US, max(MIN_SLEEP_US, HOST_MARGIN * percentile(host_us, HOST_PERCENTILE)))
+    host = percentile(host_us, HOST_PERCENTILE)
+    wanted = min(HOST_MARGIN * host, max(LONG_SLEEP_US, LONG_HOST_MARGIN * host))
+    return min(MAX_SLEEP_US, max(MIN_SLEEP_US, wanted))
 
 
 @dataclass
@@ -378,7 +389,11 @@ class SampleTimer:
             forget_autotuned_configs()
 
     def first_call(self, call: Callable[[], object], pacing: Pacing) -> None:
-        """One call outside any event (Triton compiles and autotunes here), its host time observed."""
+        """One call outside any event (Triton compiles and autotunes here, cuBLAS sets up the stream),
+        then a second whose host time seeds the sleeps: the first one's would size every sleep of the
+        window (on an H200, 1.1-1.4 s sleeps before each sample of a 12 ms call)."""
+        call()
+        self.clock.synchronize()
         start = _PERF_COUNTER()
         call()
         pacing.observe((_PERF_COUNTER() - start) * 1e6)
@@ -401,7 +416,7 @@ class SampleTimer:
             self.forget_autotuned()
         self.first_call(call, pacing)
         medians: list[float] = []
-        calls = 1
+        calls = 2
         begin = _PERF_COUNTER()
         elapsed_ms = 0.0
         chunk = 2
