@@ -7,7 +7,8 @@
 # then pack what the next call and the write-up need under $OUT. Both phases need a GPU.
 #   OUT=$OUT KB=ext/KernelBench CAPTURES=diag/cap PHASE=capture LEVELS="1 2 3" scripts/kernelbench-teacher-gpu.sh
 #   OUT=$OUT KB=ext/KernelBench CAPTURES=diag/cap PHASE=judge PREVIOUS=diag/kt/prev scripts/kernelbench-teacher-gpu.sh
-#   (EVAL_DEADLINE=150 BENCH_DEADLINE=340: a call that mostly finishes the do_bench of earlier verdicts)
+#   (EVAL_DEADLINE=150 BENCH_DEADLINE=340: a call that mostly finishes the do_bench of earlier verdicts;
+#   ONLY=7_GoogleNetInceptionV1,26_ShuffleNet: the capture compiles only these, when longer ones come first)
 # KB (a KernelBench checkout, or a view of it) and CAPTURES travel with the call (`run`'s carry), as
 # does build/release; nothing of the checkout is copied into the repository.
 set -u
@@ -27,7 +28,7 @@ capture_level() {  # level: none started after the deadline, so each ends within
   timeout "$LIMIT" python3 scripts/kernelbench-teacher.py --captures "$CAPTURES" --kernelbench "$KB" \
     --levels "$1" --device cuda:0 --steps capture --capture-jobs "$CAPTURE_JOBS" \
     --capture-timeout "$CAPTURE_TIMEOUT" --capture-deadline $((LIMIT - CAPTURE_TIMEOUT - 20)) \
-    --out "$OUT/capture$1" > "$OUT/capture$1.log" 2>&1
+    ${ONLY:+--only "$ONLY"} --out "$OUT/capture$1" > "$OUT/capture$1.log" 2>&1
   echo "level $1: rc=$? at $((SECONDS - START)) s" >> "$OUT/times.txt"
 }
 

@@ -89,6 +89,7 @@ def capture_level(level: str, arguments: argparse.Namespace, captures: Path, roo
         if not settled(
             folder / f"{problem.stem}.result.json", arguments.capture_timeout, arguments.capture_jobs
         )
+        and (not arguments.only or problem.stem in arguments.only)
     ]
     environment = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     stop_at = time.monotonic() + arguments.capture_deadline
@@ -294,6 +295,12 @@ def main() -> int:
     parser.add_argument("--capture-timeout", type=float, default=300.0, help="seconds for one compile")
     parser.add_argument(
         "--order", choices=("size", "name"), default="size", help="compile order: smallest file first"
+    )
+    parser.add_argument(
+        "--only",
+        type=lambda text: set(filter(None, text.split(","))),
+        default=set(),
+        help="the capture step compiles only these problems (file names without .py, comma-separated)",
     )
     parser.add_argument(
         "--capture-deadline",
