@@ -36,6 +36,11 @@ void normalize_launched(std::vector<std::string>& kernels) {
 constexpr std::array<std::string_view, 11> kBuiltinTypeNames = {
     "dict", "list", "tuple", "set", "frozenset", "type", "int", "float", "str", "bytes", "object"};
 
+// Attributes of a registered parameter or buffer, or of any tensor: reading `self.a.b.weight` goes through
+// nn.Module.__getattr__ and calls no code of the objects on the way.
+constexpr std::array<std::string_view, 8> kTensorReadAttributes = {
+    "weight", "bias", "running_mean", "running_var", "shape", "dtype", "device", "data"};
+
 enum class ScopeKind : std::uint8_t { module, class_body, function, lambda };
 
 // A value assigned to a name, with the scope in which the value expression is evaluated.
@@ -1080,6 +1085,25 @@ class IndexBuilder {
   // ------------------------------------------------------------------------------------------
   // Phase 4: functions reachable from ModelNew.forward
 
+  // The objects a parameter or tensor-attribute read passes through (`self.mlp` and `self.mlp.fc` in
+  // `self.mlp.fc.weight`): a reference to a module otherwise counts as a call of it, so a candidate
+  // handing its inherited weights to a kernel would reach the problem's own forward.
+  static std::set<const Expr*> tensor_read_receivers(const std::vector<const Expr*>& references) {
+    std::set<const Expr*> receivers;
+    for (const Expr* reference : references) {
+      const auto* read = node_cast<Attribute>(reference);
+      if (read == nullptr || std::find(kTensorReadAttributes.begin(), kTensorReadAttributes.end(),
+                                       read->attr) == kTensorReadAttributes.end()) {
+        continue;
+      }
+      for (const auto* inner = node_cast<Attribute>(read->value.get()); inner != nullptr;
+           inner = node_cast<Attribute>(inner->value.get())) {
+        receivers.insert(inner);
+      }
+    }
+    return receivers;
+  }
+
   void compute_reachability() {
     if (!forward_scope_) {
       return;
@@ -1101,7 +1125,11 @@ class IndexBuilder {
       }
       // Everything defined inside a reachable function (nested defs, lambdas) counts as reachable.
       queue.insert(queue.end(), scopes_[scope].children.begin(), scopes_[scope].children.end());
+      const std::set<const Expr*> read_through = tensor_read_receivers(scopes_[scope].references);
       for (const Expr* reference : scopes_[scope].references) {
+        if (read_through.contains(reference)) {
+          continue;
+        }
         std::vector<std::size_t> callees;
         callees_of(*reference, scope, resolution, callees);
         // Kernels run on the GPU when launched; they are not host functions of the call graph.

@@ -384,6 +384,51 @@ class ModelNew(nn.Module):
   EXPECT_EQ(launch_of(index, "mul_kernel")->function, "Scale.forward");
 }
 
+TEST(ModuleIndex, ReadingAHeldModulesWeightsDoesNotCallIt) {
+  // An Inductor-style candidate hands the problem's weights to its kernels; the modules they belong to
+  // never run. Calling a member of a held container still reaches its forward.
+  const Indexed indexed = index_with_prelude(R"PY(
+class Act(nn.Module):
+    def forward(self, x):
+        return x
+
+class Block(nn.Module):
+    def forward(self, x):
+        return x
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.ModuleDict(dict(fc=nn.Linear(8, 8), act=Act()))
+        self.block = Block()
+
+class ModelNew(Model):
+    def forward(self, x):
+        weights = [self.mlp.fc.weight, self.mlp.fc.bias, self.block.weight, self.mlp.act.weight.shape]
+        add_kernel[(1,)](x, x, x, 1, BLOCK=1)
+        return x
+
+class CallsIt(Model):
+    def forward(self, x):
+        return self.mlp.act(x)
+)PY");
+  EXPECT_EQ(indexed.index.reachable_functions, (Names{"ModelNew.forward"}));
+  const Indexed calling = index_with_prelude(R"PY(
+class Act(nn.Module):
+    def forward(self, x):
+        return x
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.ModuleDict(dict(act=Act()))
+
+    def forward(self, x):
+        return self.mlp.act(x) + self.mlp.act.weight
+)PY");
+  EXPECT_EQ(calling.index.reachable_functions, (Names{"ModelNew.forward", "Act.forward"}));
+}
+
 TEST(ModuleIndex, SuperCallsAndWrappedKernels) {
   const Indexed indexed = index_with_prelude(R"PY(
 from torch.library import wrap_triton
