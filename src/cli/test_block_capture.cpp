@@ -29,6 +29,20 @@ problem::ObservedCall observed_call(const nlohmann::json& answer) {
   return call;
 }
 
+// `python -m kforge.worker.kernel_capture ARGUMENTS`, which a warm fork server may start
+// (KFORGE_FORK_SERVER). Without a GPU it runs the user's file on Triton's interpreter; TRITON_INTERPRET is
+// set here, not only by the worker, because a served worker's Triton was imported by the server, when its own
+// @jit functions (tl.max, ...) were made interpreted or not.
+runner::WorkerLaunch kernel_capture_launch(const runner::PythonEnvironment& environment,
+                                           const fs::path& scratch,
+                                           const std::vector<std::string>& arguments) {
+  auto launch = runner::make_program_launch("kernel_capture", environment, scratch, {}, arguments);
+  if (runner::resolve_device("auto") == "cpu") {
+    launch.environment.emplace_back("TRITON_INTERPRET", "1");
+  }
+  return launch;
+}
+
 }  // namespace
 
 CapturedInputs captured_inputs(const nlohmann::json& answer, const std::string& entry) {
@@ -54,9 +68,8 @@ CapturedInputs capture_test_block_spec(const fs::path& kernel, const std::string
   if (case_index) {
     arguments.insert(arguments.end(), {"--case", std::to_string(*case_index)});
   }
-  const auto run = runner::run_program(
-      runner::make_program_launch("kernel_capture", environment, scratch.directory(), {}, arguments), result,
-      timeout_s);
+  const auto run = runner::run_program(kernel_capture_launch(environment, scratch.directory(), arguments),
+                                       result, timeout_s);
   if (!run.answer) {
     throw std::runtime_error(fmt::format("the test block capture {}: {}", run.ended.message, run.log_tail));
   }
@@ -81,9 +94,8 @@ problem::ObservedCall probe_wrapper_writes(const fs::path& problem, const std::s
     arguments.emplace_back("--size");
     arguments.push_back(fmt::format("{}={}", name, value));
   }
-  const auto run = runner::run_program(
-      runner::make_program_launch("kernel_capture", environment, scratch.directory(), {}, arguments), result,
-      timeout_s);
+  const auto run = runner::run_program(kernel_capture_launch(environment, scratch.directory(), arguments),
+                                       result, timeout_s);
   if (!run.answer) {
     throw std::runtime_error(fmt::format("the wrapper probe {}: {}", run.ended.message, run.log_tail));
   }

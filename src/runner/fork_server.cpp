@@ -30,7 +30,11 @@ namespace {
 
 constexpr int kReplyTimeoutMs = 10'000;
 constexpr std::size_t kMaxLineBytes = 4096;
-constexpr std::string_view kJudgeModule = "kforge.worker.judge";
+// The trusted workers a server may fork (MODULES in kforge/worker/fork_server.py): the judge, and the
+// wrapper probe and test-block capture of kernel mode, which run the user's own reference file outside
+// the sandbox as a judge does. Never a zygote: its programs must be re-parented to kforge.
+constexpr std::array<std::string_view, 2> kServedModules = {"kforge.worker.judge",
+                                                            "kforge.worker.kernel_capture"};
 
 // A variable that names one evaluation's own folder: it differs between the launches a server serves
 // (PER_LAUNCH in kforge/worker/fork_server.py, which checks the same rule on its side).
@@ -189,7 +193,8 @@ std::optional<std::filesystem::path> fork_server_folder() {
 bool fork_server_may_start(const WorkerLaunch& launch) {
   const auto& arguments = launch.arguments;
   return !launch.sandbox && !launch.hidden_reply_channel && arguments.size() >= 4 && arguments[0] == "-X" &&
-         arguments[1] == "faulthandler" && arguments[2] == "-m" && arguments[3] == kJudgeModule;
+         arguments[1] == "faulthandler" && arguments[2] == "-m" &&
+         std::ranges::find(kServedModules, arguments[3]) != kServedModules.end();
 }
 
 std::filesystem::path fork_server_socket(const std::filesystem::path& folder, const WorkerLaunch& launch) {

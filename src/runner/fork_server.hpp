@@ -16,7 +16,8 @@ namespace kforge::runner {
 // per judge environment the first time it needs one (the judge that asked still starts fresh) and finds
 // it again by a socket named after that environment. The server forks only the judge, only for a peer of
 // the same user that is not sandboxed, and only with the environment it was started with, less the
-// per-evaluation folders.
+// per-evaluation folders. Kernel mode's wrapper probe and test-block capture (kforge.worker.kernel_capture,
+// trusted like a judge) are served the same way, by a server of their own environment.
 
 inline constexpr const char* kForkServerVariable = "KFORGE_FORK_SERVER";
 inline constexpr double kForkServerIdleSeconds = 600.0;
@@ -39,7 +40,8 @@ struct ServerStartedWorker {
 // this user); nullopt otherwise.
 std::optional<std::filesystem::path> fork_server_folder();
 
-// Whether a server may start `launch`: an unsandboxed judge without a hidden reply channel.
+// Whether a server may start `launch`: an unsandboxed judge or kernel capture without a hidden reply
+// channel.
 bool fork_server_may_start(const WorkerLaunch& launch);
 
 // The socket of the server for `launch`'s interpreter and environment (per-evaluation folders left out).

@@ -1,6 +1,6 @@
 """The warm fork server (KFORGE_FORK_SERVER): judges forked from a process that imported torch once give the
-verdicts fresh ones give, and the server starts nothing for a sandboxed peer, another environment, or a
-module other than the judge."""
+verdicts fresh ones give (kernel mode's wrapper probe too), and the server starts nothing for a sandboxed
+peer, another environment, or a module other than the judge and the kernel capture."""
 
 from __future__ import annotations
 
@@ -64,6 +64,35 @@ def test_a_second_evaluation_takes_its_judge_from_the_server_with_the_same_verdi
     assert [stage["status"] for stage in first["stages"]] == [stage["status"] for stage in second["stages"]]
     assert log.count("forked kforge.worker.judge") == 1, log
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
+
+
+def evaluate_kernel(server_folder: Path) -> dict[str, Any]:
+    kernels = REPO / "problems" / "kernels"
+    run = subprocess.run(
+        [str(kforge_binary()), "eval", "--kernel", str(kernels / "scaled_add_relu.py"), "--entry",
+         "scaled_add_relu", "--inputs", str(kernels / "scaled_add_relu.inputs.json"), "--device", "cpu",
+         "--small", "--no-store", "--json"],
+        env={**os.environ, "KFORGE_FORK_SERVER": str(server_folder)}, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    verdict: dict[str, Any] = json.loads(run.stdout)
+    return verdict
+
+
+def test_kernel_modes_wrapper_probe_is_forked_too_with_the_same_verdict(tmp_path: Path) -> None:
+    folder = tmp_path / "servers"
+    try:
+        first = evaluate_kernel(folder)  # starts a server for the judge's and one for the probe's environment
+        for log in folder.glob("judge-*.sock.log"):
+            wait_for(folder / log.name.removesuffix(".log"))
+        second = evaluate_kernel(folder)
+        logs = "".join(log.read_text() for log in folder.glob("judge-*.sock.log"))
+    finally:
+        stop_servers(folder)
+    assert first["outcome"] == second["outcome"] == "accepted", (first["summary"], second["summary"])
+    assert [stage["status"] for stage in first["stages"]] == [stage["status"] for stage in second["stages"]]
+    assert logs.count("forked kforge.worker.kernel_capture") == 1, logs
+    assert logs.count("forked kforge.worker.judge") == 1, logs
 
 
 @pytest.fixture

@@ -1,14 +1,15 @@
 """A warm fork server shared by kforge invocations (KFORGE_FORK_SERVER): torch and the trusted workers are
-imported once, and each `kforge eval` gets its judge (or trusted zygote) forked here instead of paying
-Python's and torch's start-up (about 2 s of CPU) again.
+imported once, and each `kforge eval` gets its judge (and kernel mode its wrapper probe) forked here instead
+of paying Python's and torch's start-up (about 2 s of CPU) again.
 
 kforge starts one server per worker environment, as `python -X faulthandler -m kforge.worker.fork_server
 --socket PATH --idle SECONDS` with that worker's environment (less the per-launch folders, see
 PER_LAUNCH), and finds it again by the socket's name. The server takes only what a fresh start of the
-same worker would be: a request must name this interpreter, `-X faulthandler -m kforge.worker.M` with M
-in MODULES, and an environment equal to the server's own except PER_LAUNCH. Only a peer of the same
-user that is not sandboxed (no_new_privs and seccomp both off: every kforge candidate has both on) may
-ask: a candidate that reached the socket could otherwise start a judge outside its sandbox.
+same worker would be (a judge, or kernel mode's kernel_capture): a request must name this interpreter,
+`-X faulthandler -m kforge.worker.M` with M in MODULES, and an environment equal to the server's own
+except PER_LAUNCH. Only a peer of the same user that is not sandboxed (no_new_privs and seccomp both off:
+every kforge candidate has both on) may ask: a candidate that reached the socket could otherwise start a
+judge outside its sandbox.
 
 Protocol, one connection per worker: kforge sends one JSON line with the worker's log, request and reply
 descriptors (SCM_RIGHTS); the server forks, answers {"pid": N} (or {"declined": why}) and, when that
@@ -39,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODULES = frozenset({"judge"})  # never a zygote: its programs must be re-parented to kforge
+# Trusted workers only: the judge, and kernel mode's wrapper probe and test-block capture (they run the
+# user's own reference file, as a judge does). Never a zygote: its programs must be re-parented to kforge.
+MODULES = frozenset({"judge", "kernel_capture"})
 PER_LAUNCH = ("TMPDIR", "TRITON_CACHE_DIR")  # folders of one evaluation; HOME too where user site is off
 MAX_REQUEST_BYTES = 1 << 20
 MAX_FDS = 4
@@ -247,7 +250,7 @@ def preload() -> None:
     import torch  # noqa: F401
     import triton.language  # noqa: F401
 
-    from kforge.worker import judge  # noqa: F401
+    from kforge.worker import judge, kernel_capture  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
