@@ -387,7 +387,7 @@ class ModelNew(nn.Module):
 TEST(ModuleIndex, ReadingAHeldModulesWeightsDoesNotCallIt) {
   // An Inductor-style candidate hands the problem's weights to its kernels; the modules they belong to
   // never run. Calling a member of a held container still reaches its forward.
-  const Indexed indexed = index_with_prelude(R"PY(
+  const std::string model = R"PY(
 class Act(nn.Module):
     def forward(self, x):
         return x
@@ -401,28 +401,17 @@ class Model(nn.Module):
         super().__init__()
         self.mlp = nn.ModuleDict(dict(fc=nn.Linear(8, 8), act=Act()))
         self.block = Block()
-
+)PY";
+  const Indexed reading = index_with_prelude(model + R"PY(
 class ModelNew(Model):
     def forward(self, x):
         weights = [self.mlp.fc.weight, self.mlp.fc.bias, self.block.weight, self.mlp.act.weight.shape]
         add_kernel[(1,)](x, x, x, 1, BLOCK=1)
         return x
-
-class CallsIt(Model):
-    def forward(self, x):
-        return self.mlp.act(x)
 )PY");
-  EXPECT_EQ(indexed.index.reachable_functions, (Names{"ModelNew.forward"}));
-  const Indexed calling = index_with_prelude(R"PY(
-class Act(nn.Module):
-    def forward(self, x):
-        return x
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.mlp = nn.ModuleDict(dict(act=Act()))
-
+  EXPECT_EQ(reading.index.reachable_functions, (Names{"ModelNew.forward"}));
+  const Indexed calling = index_with_prelude(model + R"PY(
+class ModelNew(Model):
     def forward(self, x):
         return self.mlp.act(x) + self.mlp.act.weight
 )PY");

@@ -36,11 +36,12 @@ def stop_servers(folder: Path) -> None:
             os.kill(int(lock.read_text().split()[0]), signal.SIGTERM)
 
 
-def evaluate(server_folder: Path) -> dict[str, Any]:
+def evaluate(server_folder: Path, *what: str) -> dict[str, Any]:
+    """`kforge eval` of `what` (default: the first starter problem's solution), small, on the CPU."""
     problem = STARTER / "01_scaled_add"
+    what = what or ("--problem", str(problem / "problem.py"), "--candidate", str(problem / "solution.py"))
     run = subprocess.run(
-        [str(kforge_binary()), "eval", "--problem", str(problem / "problem.py"), "--candidate",
-         str(problem / "solution.py"), "--device", "cpu", "--small", "--no-store", "--json"],
+        [str(kforge_binary()), "eval", *what, "--device", "cpu", "--small", "--no-store", "--json"],
         env={**os.environ, "KFORGE_FORK_SERVER": str(server_folder)}, capture_output=True, text=True,
         timeout=300, check=False,
     )  # fmt: skip
@@ -66,26 +67,19 @@ def test_a_second_evaluation_takes_its_judge_from_the_server_with_the_same_verdi
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
 
 
-def evaluate_kernel(server_folder: Path) -> dict[str, Any]:
-    kernels = REPO / "problems" / "kernels"
-    run = subprocess.run(
-        [str(kforge_binary()), "eval", "--kernel", str(kernels / "scaled_add_relu.py"), "--entry",
-         "scaled_add_relu", "--inputs", str(kernels / "scaled_add_relu.inputs.json"), "--device", "cpu",
-         "--small", "--no-store", "--json"],
-        env={**os.environ, "KFORGE_FORK_SERVER": str(server_folder)}, capture_output=True, text=True,
-        timeout=300, check=False,
-    )  # fmt: skip
-    verdict: dict[str, Any] = json.loads(run.stdout)
-    return verdict
+KERNELS = REPO / "problems" / "kernels"
+SCALED_ADD_RELU = ("--kernel", str(KERNELS / "scaled_add_relu.py"), "--entry", "scaled_add_relu",
+                   "--inputs", str(KERNELS / "scaled_add_relu.inputs.json"))  # fmt: skip
 
 
 def test_kernel_modes_wrapper_probe_is_forked_too_with_the_same_verdict(tmp_path: Path) -> None:
     folder = tmp_path / "servers"
     try:
-        first = evaluate_kernel(folder)  # starts a server for the judge's and one for the probe's environment
+        # The first starts a server for the judge's environment and one for the probe's.
+        first = evaluate(folder, *SCALED_ADD_RELU)
         for log in folder.glob("judge-*.sock.log"):
             wait_for(folder / log.name.removesuffix(".log"))
-        second = evaluate_kernel(folder)
+        second = evaluate(folder, *SCALED_ADD_RELU)
         logs = "".join(log.read_text() for log in folder.glob("judge-*.sock.log"))
     finally:
         stop_servers(folder)
