@@ -72,3 +72,7 @@ class Service:
         code = self.process.wait(timeout=120)
         self.log.close()
         return code
+
+    def log_tail(self, characters: int = 4000) -> str:
+        """The end of the service's stderr: a crash's fatal-signal report lands here."""
+        return (self.folder / "serve.log").read_text()[-characters:]
