@@ -30,15 +30,14 @@ problem::ObservedCall observed_call(const nlohmann::json& answer) {
 }
 
 // `python -m kforge.worker.kernel_capture ARGUMENTS`, which a warm fork server may start
-// (KFORGE_FORK_SERVER). Without a GPU it runs the user's file on Triton's interpreter; TRITON_INTERPRET is
-// set here, not only by the worker, because a served worker's Triton was imported by the server, when its own
-// @jit functions (tl.max, ...) were made interpreted or not.
+// (KFORGE_FORK_SERVER). Without a GPU it runs the user's file on Triton's interpreter, set at launch and not
+// only by the worker: a served worker's Triton was imported by the server.
 runner::WorkerLaunch kernel_capture_launch(const runner::PythonEnvironment& environment,
                                            const fs::path& scratch,
                                            const std::vector<std::string>& arguments) {
   auto launch = runner::make_program_launch("kernel_capture", environment, scratch, {}, arguments);
   if (runner::resolve_device("auto") == "cpu") {
-    launch.environment.emplace_back("TRITON_INTERPRET", "1");
+    runner::set_visible_gpus(launch, "");
   }
   return launch;
 }

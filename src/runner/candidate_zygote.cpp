@@ -151,10 +151,8 @@ std::unique_ptr<CandidateZygote> CandidateZygote::start_trusted(const PythonEnvi
   ScratchSpace scratch = ScratchSpace::create();
   auto launch = make_program_launch("zygote", python, scratch.directory(), {}, {});
   launch.socket_channel = true;
-  if (cpu_device) {  // Triton's own @jit functions (tl.max, ...) are made interpreted at its import
-    std::erase_if(launch.environment, [](const auto& pair) { return pair.first == "CUDA_VISIBLE_DEVICES"; });
-    launch.environment.emplace_back("CUDA_VISIBLE_DEVICES", "");
-    launch.environment.emplace_back("TRITON_INTERPRET", "1");
+  if (cpu_device) {
+    set_visible_gpus(launch, "");
   }
   auto zygote = WorkerProcess::start(launch);
   const auto ready = zygote.call({{"op", "ready"}}, kStartTimeout);

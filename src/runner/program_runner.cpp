@@ -32,19 +32,13 @@ std::string physical_gpu(int index) {
 
 // The launch's view of the GPUs: only `device`'s (as CUDA device 0), none for the CPU.
 void pin_to_device(WorkerLaunch& launch, const std::string& device) {
-  auto& environment = launch.environment;
-  std::erase_if(environment, [](const auto& pair) {
-    return pair.first == "CUDA_VISIBLE_DEVICES" || pair.first == "TRITON_INTERPRET";
-  });
   if (device.rfind("cuda", 0) != 0) {
-    environment.emplace_back("CUDA_VISIBLE_DEVICES", "");
-    environment.emplace_back("TRITON_INTERPRET", "1");
+    set_visible_gpus(launch, "");
     return;
   }
   const auto colon = device.find(':');
-  environment.emplace_back(
-      "CUDA_VISIBLE_DEVICES",
-      physical_gpu(colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1))));
+  set_visible_gpus(launch,
+                   physical_gpu(colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1))));
 }
 
 ProgramRun run_attached(WorkerProcess process, const std::filesystem::path& result, double timeout_s,

@@ -78,8 +78,7 @@ void add_worker_variables(WorkerLaunch& launch, const PythonEnvironment& python,
   // attached, it slowed every later launch of the process by ~25 µs (issue 31)
   launch.environment.emplace_back("TEARDOWN_CUPTI", "1");
   if (cpu_device) {
-    launch.environment.emplace_back("TRITON_INTERPRET", "1");
-    launch.environment.emplace_back("CUDA_VISIBLE_DEVICES", "");
+    set_visible_gpus(launch, "");
   }
 }
 
@@ -145,6 +144,16 @@ WorkerLaunch make_sandboxed_program_launch(const std::string& module, const Pyth
   launch.arguments.insert(launch.arguments.end(), arguments.begin(), arguments.end());
   sandbox_untrusted(launch, python, private_dir, scratch / kCandidateCodeFolder, cpu_device, context);
   return launch;
+}
+
+void set_visible_gpus(WorkerLaunch& launch, const std::string& visible) {
+  std::erase_if(launch.environment, [](const auto& pair) {
+    return pair.first == "CUDA_VISIBLE_DEVICES" || pair.first == "TRITON_INTERPRET";
+  });
+  launch.environment.emplace_back("CUDA_VISIBLE_DEVICES", visible);
+  if (visible.empty()) {
+    launch.environment.emplace_back("TRITON_INTERPRET", "1");
+  }
 }
 
 WorkerLaunch make_program_launch(const std::string& module, const PythonEnvironment& python,

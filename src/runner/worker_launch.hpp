@@ -40,6 +40,11 @@ WorkerLaunch make_sandboxed_judge_launch(const PythonEnvironment& python,
 WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::filesystem::path& scratch,
                                    bool cpu_device, const CandidateSandboxContext& context);
 
+// The launch's view of the GPUs, replacing any it had: CUDA_VISIBLE_DEVICES=`visible`, and with none visible
+// ("") Triton's interpreter, set at launch because Triton reads TRITON_INTERPRET at its import (its own @jit
+// functions, tl.max and the rest, are made interpreted then).
+void set_visible_gpus(WorkerLaunch& launch, const std::string& visible);
+
 // A worker module run once as a program, `python -m kforge.worker.MODULE ARGUMENTS`, behind `wrapper`
 // (Nsight Compute and its flags) when that is not empty: the profile target and the ceilings
 // measurement. The candidate's scrubbed environment and a private folder, but not its sandbox: ncu

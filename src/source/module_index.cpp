@@ -1092,8 +1092,8 @@ class IndexBuilder {
     std::set<const Expr*> receivers;
     for (const Expr* reference : references) {
       const auto* read = node_cast<Attribute>(reference);
-      if (read == nullptr || std::find(kTensorReadAttributes.begin(), kTensorReadAttributes.end(),
-                                       read->attr) == kTensorReadAttributes.end()) {
+      if (read == nullptr ||
+          std::ranges::find(kTensorReadAttributes, read->attr) == kTensorReadAttributes.end()) {
         continue;
       }
       for (const auto* inner = node_cast<Attribute>(read->value.get()); inner != nullptr;

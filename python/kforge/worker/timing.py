@@ -388,16 +388,17 @@ class SampleTimer:
         if isinstance(self.clock, CudaClock):
             forget_autotuned_configs()
 
-    def first_call(self, call: Callable[[], object], pacing: Pacing) -> None:
+    def first_calls(self, call: Callable[[], object], pacing: Pacing) -> int:
         """One call outside any event (Triton compiles and autotunes here, cuBLAS sets up the stream),
         then a second whose host time seeds the sleeps: the first one's would size every sleep of the
-        window (on an H200, 1.1-1.4 s sleeps before each sample of a 12 ms call)."""
+        window (on an H200, 1.1-1.4 s sleeps before each sample of a 12 ms call). Returns the calls made."""
         call()
         self.clock.synchronize()
         start = _PERF_COUNTER()
         call()
         pacing.observe((_PERF_COUNTER() - start) * 1e6)
         self.clock.synchronize()
+        return 2
 
     def warm_up(
         self,
@@ -414,9 +415,8 @@ class SampleTimer:
         A process that warms two callables up forgets once, before both (forget_autotune=False here)."""
         if forget_autotune:
             self.forget_autotuned()
-        self.first_call(call, pacing)
+        calls = self.first_calls(call, pacing)
         medians: list[float] = []
-        calls = 2
         begin = _PERF_COUNTER()
         elapsed_ms = 0.0
         chunk = 2
