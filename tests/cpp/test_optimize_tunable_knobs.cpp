@@ -282,10 +282,11 @@ class ModelNew:
       << pinned;
 }
 
-// A list of many configs on one line is delimited in one pass (a cursor that only moves forward).
+// A list of many configs on one line is delimited in one pass (a cursor that only moves forward). 4,000
+// configs (140 KB on one line) take 2-3 s under the sanitizers; a rescan per config would take minutes.
 TEST(TunableKnobs, ALongConfigListIsDelimitedInOnePass) {
   std::string configs;
-  for (int i = 0; i < 20000; ++i) {
+  for (int i = 0; i < 4000; ++i) {
     configs += "triton.Config({'BLOCK': 128}), ";
   }
   const std::string source = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[" +
@@ -295,7 +296,7 @@ TEST(TunableKnobs, ALongConfigListIsDelimitedInOnePass) {
                              "        return x\n";
   const auto search = find_knobs(source);
   ASSERT_EQ(search.knobs.size(), 1U);
-  EXPECT_EQ(search.knobs.front().configs.size(), 20000U);
+  EXPECT_EQ(search.knobs.front().configs.size(), 4000U);
   EXPECT_EQ(search.knobs.front().configs.back(), "triton.Config({'BLOCK': 128})");
 }
 

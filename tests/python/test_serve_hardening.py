@@ -24,7 +24,7 @@ from live_service import TOKEN, Service
 
 PROBLEM = (STARTER / "01_scaled_add" / "problem.py").read_text()
 SOLUTION = (STARTER / "01_scaled_add" / "solution.py").read_text()
-HANGS = (REPO / "tests" / "candidates" / "hangs.py").read_text()
+HANGS = (REPO / "tests" / "candidates" / "hangs_sleeping.py").read_text()  # a hang that leaves the CPU
 
 
 def hostile_problem(action: str) -> str:
