@@ -42,7 +42,7 @@ WorkerLaunch make_candidate_launch(const PythonEnvironment& python, const std::f
 
 // The launch's view of the GPUs, replacing any it had: CUDA_VISIBLE_DEVICES=`visible`, and with none visible
 // ("") Triton's interpreter, set at launch because Triton reads TRITON_INTERPRET at its import (its own @jit
-// functions, tl.max and the rest, are made interpreted then).
+// functions, tl.max and the rest, are made interpreted then), and one thread in PyTorch's and numpy's pools.
 void set_visible_gpus(WorkerLaunch& launch, const std::string& visible);
 
 // A worker module run once as a program, `python -m kforge.worker.MODULE ARGUMENTS`, behind `wrapper`

@@ -413,11 +413,33 @@ TEST_F(Sandbox, CandidateEnvironmentIsScrubbed) {
             std::string::npos);
   EXPECT_NE(env.find("TRITON_INTERPRET=1"), std::string::npos);
   EXPECT_NE(env.find("TEARDOWN_CUPTI=1"), std::string::npos) << "CUPTI must not stay attached after tracing";
+  // A CPU run: one thread in PyTorch's and numpy's pools (their spinning threads cost a batch its CPU).
+  EXPECT_NE(env.find("OMP_NUM_THREADS=1"), std::string::npos) << env;
+  EXPECT_NE(env.find("OPENBLAS_NUM_THREADS=1"), std::string::npos) << env;
   EXPECT_NE(env.find("KFORGE_TIMING_PLACEMENTS=3"), std::string::npos) << env;
   EXPECT_NE(env.find("KFORGE_TIMING_FLUSH=write"), std::string::npos) << env;
   EXPECT_NE(env.find("KFORGE_TIMING_STREAM=default"), std::string::npos) << env;
   EXPECT_TRUE(
       worker.sandbox_status()["layers"]["environment"].get<std::string>().starts_with("on (only PATH"));
+}
+
+// The GPU view replaces the CPU run's variables, and a CPU view brings them back once each.
+TEST(VisibleGpus, AGpuViewDropsTheInterpreterAndTheSingleThreadPools) {
+  WorkerLaunch launch;
+  set_visible_gpus(launch, "");
+  set_visible_gpus(launch, "");
+  const auto count = [&](const std::string& name) {
+    return std::ranges::count_if(launch.environment, [&](const auto& pair) { return pair.first == name; });
+  };
+  EXPECT_EQ(count("TRITON_INTERPRET"), 1);
+  EXPECT_EQ(count("OMP_NUM_THREADS"), 1);
+  EXPECT_EQ(count("CUDA_VISIBLE_DEVICES"), 1);
+  set_visible_gpus(launch, "GPU-1234");
+  EXPECT_EQ(count("TRITON_INTERPRET"), 0);
+  EXPECT_EQ(count("OMP_NUM_THREADS"), 0);
+  EXPECT_EQ(count("OPENBLAS_NUM_THREADS"), 0);
+  EXPECT_EQ(launch.environment,
+            (std::vector<std::pair<std::string, std::string>>{{"CUDA_VISIBLE_DEVICES", "GPU-1234"}}));
 }
 
 TEST(SandboxModes, OnRefusesAKernelWithoutLandlockOrSeccomp) {
