@@ -12,9 +12,9 @@ constexpr const char* kCandidateFolder = "candidate";
 constexpr const char* kTritonCacheFolder = "triton-cache";
 
 // A CPU run's workers compute with one thread each: PyTorch's OpenMP pool and numpy's OpenBLAS pool
-// otherwise start a thread per core in every worker, whose threads spin between the Triton interpreter's
-// small operations, so that a batch of several workers spent much of its CPU waiting on itself (the
-// starter suite on two cores: 46 s, 29 s with these).
+// otherwise start a thread per core in every worker, which oversubscribes a batch's cores and spin-waits
+// between the Triton interpreter's many small operations (the starter suite on two cores: 46 s, 29-35 s
+// with these).
 constexpr std::array kCpuThreadPools{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"};
 
 // Variables the judge needs from the user's environment; everything else is dropped.
