@@ -223,12 +223,10 @@ def summary(
     kinds: dict[str, int] = {}
     for entry in entries:
         kinds[entry.get("kind", "?")] = kinds.get(entry.get("kind", "?"), 0) + 1
-    # The teacher's refusals (compiles over the limit, programs not all Triton) count as well: every
-    # problem of the level is in one kind.
-    named = {entry["name"] for entry in entries}
-    unjudged = sum(1 for name in refused if name not in named)
-    if unjudged:
-        kinds["no candidate"] = kinds.get("no candidate", 0) + unjudged
+    # The teacher's refusals (compiles over the limit, programs not all Triton; the caller leaves out the
+    # problems among `entries`) count as well: every problem of the level is in one kind.
+    if refused:
+        kinds["no candidate"] = kinds.get("no candidate", 0) + len(refused)
     accepted = [e for e in entries if e.get("kind") == "accepted"]
     ratios = [e["kforge_over_do_bench"] for e in accepted if "kforge_over_do_bench" in e]
     return {
